@@ -1,0 +1,15 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  rootDir: '.',
+  moduleFileExtensions: ['js', 'json', 'ts'],
+  testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
+  roots: ['<rootDir>/src', '<rootDir>/test'],
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': [
+      'ts-jest',
+      { astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.transformer.js'] } },
+    ],
+  },
+  testTimeout: 30000,
+};

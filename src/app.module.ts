@@ -1,0 +1,28 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module';
+import { BearerAuthGuard } from './auth/bearer-auth.guard';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { AllExceptionsFilter } from './errors/all-exceptions.filter';
+import { RequestValidationPipe } from './http/request-validation.pipe';
+import { PlantsModule } from './plants/plants.module';
+
+/**
+ * The whole service. It takes the validated configuration from its caller (`main.ts`, or a test)
+ * rather than reading the environment, so a test builds exactly what production runs.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), AuthModule, PlantsModule],
+      providers: [
+        { provide: APP_GUARD, useExisting: BearerAuthGuard },
+        { provide: APP_PIPE, useClass: RequestValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { FastifyInstance } from 'fastify';
+import { AccessTokenVerifier } from './access-token.verifier';
+import { PublicRouteConfig } from './public.decorator';
+
+/**
+ * Fastify reads and parses a body before Nest's guards run, so on its own a malformed, oversized
+ * or wrongly typed body would be answered before the credential is looked at. This `preParsing`
+ * hook applies the same check as `BearerAuthGuard` to every protected route before any body is
+ * read: a request without a valid credential gets 401 whatever its body, and its body is not read.
+ * Body-less requests are left to the guard; unknown routes stay 404.
+ */
+export function authenticateBeforeBody(fastify: FastifyInstance, verifier: AccessTokenVerifier): void {
+  fastify.addHook('preParsing', async (request) => {
+    const config = request.routeOptions.config as PublicRouteConfig;
+    if (request.is404 || config.isPublic === true || !hasBody(request.headers)) return;
+    verifier.verify(request.headers.authorization);
+  });
+}
+
+function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
+}

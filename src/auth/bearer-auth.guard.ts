@@ -1,0 +1,25 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { FastifyRequest } from 'fastify';
+import { AccessTokenVerifier } from './access-token.verifier';
+import { IS_PUBLIC_KEY } from './public.decorator';
+
+/** Global guard: every route needs a valid bearer token unless its handler is `@Public()`. */
+@Injectable()
+export class BearerAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly verifier: AccessTokenVerifier,
+  ) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic) return true;
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    this.verifier.verify(request.headers.authorization);
+    return true;
+  }
+}

@@ -1,0 +1,46 @@
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+/** The environment the service reads, with the rules each variable must meet. */
+export class EnvironmentVariables {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'PORT must be an integer between 0 and 65535' })
+  @Min(0, { message: 'PORT must be an integer between 0 and 65535' })
+  @Max(65535, { message: 'PORT must be an integer between 0 and 65535' })
+  PORT?: number;
+
+  @IsOptional()
+  @IsNotEmpty({ message: 'HOST must not be empty' })
+  HOST?: string;
+
+  @IsOptional()
+  @Matches(/^(postgres|postgresql):\/\/.+|^sqlite:.+/, {
+    message: 'DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>',
+  })
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9\-._~+/]+=*(\s*,\s*[A-Za-z0-9\-._~+/]+=*)*\s*,?\s*$|^\s*$/, {
+    message: 'AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
+  })
+  AUTH_TOKENS?: string;
+
+  @IsOptional()
+  @IsIn(['production', 'development', 'test'], {
+    message: 'NODE_ENV must be production, development or test',
+  })
+  NODE_ENV?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'BODY_LIMIT must be a whole number of bytes between 1024 and 104857600' })
+  @Min(1024, { message: 'BODY_LIMIT must be a whole number of bytes between 1024 and 104857600' })
+  @Max(104857600, { message: 'BODY_LIMIT must be a whole number of bytes between 1024 and 104857600' })
+  BODY_LIMIT?: number;
+
+  @IsOptional()
+  @IsNotEmpty({ message: 'DATA_DIR must not be empty' })
+  DATA_DIR?: string;
+}

@@ -1,0 +1,52 @@
+import { resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { AppConfig, DatabaseConfig } from './app-config';
+import { ConfigError } from './config.error';
+import { EnvironmentVariables } from './environment-variables';
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Validates the environment and turns it into an `AppConfig`.
+ * Throws a `ConfigError` whose message names every bad variable (never its value: it may be a secret).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
+  // An empty variable is treated as unset, the way shells and compose files usually mean it.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const vars = plainToInstance(EnvironmentVariables, present);
+  const errors = validateSync(vars, { stopAtFirstError: true });
+  if (errors.length > 0) {
+    const reasons = errors.flatMap((error) => Object.values(error.constraints ?? {}));
+    throw new ConfigError(`Invalid configuration: ${reasons.join('; ')}`);
+  }
+
+  const production = vars.NODE_ENV === 'production';
+  const authTokens = (vars.AUTH_TOKENS ?? '')
+    .split(',')
+    .map((token) => token.trim())
+    .filter((token) => token !== '');
+  if (production && authTokens.length === 0) {
+    throw new ConfigError(
+      'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',
+    );
+  }
+
+  return {
+    port: vars.PORT ?? 3000,
+    host: vars.HOST ?? '0.0.0.0',
+    database: parseDatabaseUrl(vars.DATABASE_URL ?? DEFAULT_DATABASE_URL),
+    authTokens,
+    production,
+    bodyLimit: vars.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
+    dataDir: resolve(vars.DATA_DIR ?? './data'),
+  };
+}
+
+function parseDatabaseUrl(url: string): DatabaseConfig {
+  if (url.startsWith('sqlite:')) {
+    return { kind: 'sqlite', path: resolve(url.slice('sqlite:'.length)) };
+  }
+  return { kind: 'postgres', url };
+}

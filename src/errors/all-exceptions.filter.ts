@@ -1,0 +1,67 @@
+import { inspect } from 'node:util';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, UnauthorizedException } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { AppConfig } from '../config/app-config';
+import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
+import { ErrorDto } from './error.dto';
+
+const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+/**
+ * The one place that builds error bodies: every failure, whether thrown by a handler, a guard or
+ * a pipe, or raised by Fastify (body errors, unknown route), leaves as `{ error, message }` with
+ * `error` equal to the HTTP status. Unexpected errors are logged with their stack and answered
+ * with a generic 500, so no internals reach the client.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(AllExceptionsFilter.name);
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly config: AppConfig,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const body = this.toErrorBody(exception);
+    if (body.error === HttpStatus.INTERNAL_SERVER_ERROR) {
+      // inspect() prints the stack and the driver error kept as `cause`.
+      this.logger.error(inspect(exception, { depth: 3 }));
+    }
+    const { httpAdapter } = this.adapterHost;
+    const reply = host.switchToHttp().getResponse();
+    if (exception instanceof UnauthorizedException) {
+      const challenge = exception instanceof InvalidCredentialsException ? exception.challenge : BEARER_REALM;
+      httpAdapter.setHeader(reply, 'WWW-Authenticate', challenge);
+    }
+    httpAdapter.reply(reply, body, body.error);
+  }
+
+  private toErrorBody(exception: unknown): ErrorDto {
+    if (!(exception instanceof HttpException)) {
+      return { error: HttpStatus.INTERNAL_SERVER_ERROR, message: INTERNAL_ERROR_MESSAGE };
+    }
+    const status = exception.getStatus();
+    switch (status) {
+      // Nest hands Fastify's own body errors over as plain HttpExceptions; say what to change.
+      case HttpStatus.PAYLOAD_TOO_LARGE:
+        return { error: status, message: `Request body is larger than the limit of ${this.config.bodyLimit} bytes` };
+      case HttpStatus.UNSUPPORTED_MEDIA_TYPE:
+        return { error: status, message: 'Content-Type must be application/json' };
+      case HttpStatus.SERVICE_UNAVAILABLE:
+        return { error: status, message: messageOf(exception) };
+      default:
+        return status >= 500
+          ? { error: HttpStatus.INTERNAL_SERVER_ERROR, message: INTERNAL_ERROR_MESSAGE }
+          : { error: status, message: messageOf(exception) };
+    }
+  }
+}
+
+function messageOf(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const { message } = response as { message?: unknown };
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
+}

@@ -1,0 +1,18 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+
+/** The body of every response that is not 2xx. */
+@ApiSchema({ name: 'Error' })
+export class ErrorDto {
+  /**
+   * The HTTP status code of the response.
+   * @example 400
+   */
+  @ApiProperty({ type: 'integer', format: 'int32' })
+  error!: number;
+
+  /**
+   * What went wrong, for people: for validation, every violated field.
+   * @example "id must be an integer in the int64 range; name is required"
+   */
+  message!: string;
+}

@@ -1,0 +1,20 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+
+export const BEARER_SCHEME = 'bearer';
+
+/** The OpenAPI document of the service, generated from its controllers and DTOs. */
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Plant Store')
+    .setDescription(
+      'A plant store interface: clients add plants by sending a plant description. ' +
+        'Every operation needs `Authorization: Bearer <token>`. Every failure has an `Error` body ' +
+        'whose `error` is the HTTP status.',
+    )
+    .setVersion('1.0.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: undefined }, BEARER_SCHEME)
+    .addSecurityRequirements(BEARER_SCHEME)
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}

@@ -1,0 +1,19 @@
+import { FactoryProvider } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { ConfigError } from '../../config/config.error';
+import { PlantsRepository } from './plants.repository';
+import { SqlitePlantsRepository } from './sqlite-plants.repository';
+
+/** Picks the storage adapter from the validated `DATABASE_URL`. */
+export const plantsRepositoryProvider: FactoryProvider<PlantsRepository> = {
+  provide: PlantsRepository,
+  inject: [AppConfig],
+  useFactory: (config: AppConfig): PlantsRepository => {
+    switch (config.database.kind) {
+      case 'sqlite':
+        return new SqlitePlantsRepository(config.database.path);
+      case 'postgres':
+        throw new ConfigError('Invalid configuration: DATABASE_URL points to PostgreSQL, which this build cannot store to yet');
+    }
+  },
+};

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LoggerService } from '@nestjs/common';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/app.setup';
+import { loadConfig } from '../../src/config/load-config';
+
+export const TEST_TOKEN = 'test-token-0123456789';
+
+export interface TestApp {
+  app: NestFastifyApplication;
+  /** Base URL of the listening server, e.g. http://127.0.0.1:41234 */
+  url: string;
+  dataDir: string;
+  logs: string[];
+  /** Closes the app; the data folder stays until `destroy`. */
+  close(): Promise<void>;
+  /** Closes the app and removes its data folder. */
+  destroy(): Promise<void>;
+}
+
+/** Collects what the app logs, so tests can assert what reaches the log (and what does not). */
+class CapturingLogger implements LoggerService {
+  constructor(private readonly lines: string[]) {}
+  log(message: unknown) { this.lines.push(String(message)); }
+  error(message: unknown, ...rest: unknown[]) { this.lines.push([message, ...rest].map(String).join(' ')); }
+  warn(message: unknown) { this.lines.push(String(message)); }
+  debug() {}
+  verbose() {}
+}
+
+/**
+ * Builds the real AppModule on Fastify, configured by `configureApp` like production, on a fresh
+ * SQLite file in a temporary folder, listening on 127.0.0.1 on a free port.
+ */
+export async function createTestApp(env: NodeJS.ProcessEnv = {}, dataDir?: string): Promise<TestApp> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'plant-store-test-'));
+  const config = loadConfig({
+    AUTH_TOKENS: TEST_TOKEN,
+    DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
+    DATA_DIR: dir,
+    ...env,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const logs: string[] = [];
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
+    logger: new CapturingLogger(logs),
+  });
+  configureApp(app);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = await app.getUrl();
+  let closed = false;
+  const close = async () => {
+    if (!closed) await app.close();
+    closed = true;
+  };
+  return {
+    app,
+    url,
+    dataDir: dir,
+    logs,
+    close,
+    destroy: async () => {
+      await close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
