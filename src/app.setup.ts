@@ -7,8 +7,8 @@ import { parseJsonBody } from './http/json-body.parser';
 import { createOpenApiDocument } from './openapi/openapi-document';
 
 /**
- * Everything about the app that is not a provider: the body parser, the early auth hook,
- * the docs and shutdown hooks. `main.ts` and the tests both call it, so tests run what ships.
+ * Everything about the app that is not a provider: the body parser, the early auth hook and
+ * the docs. `main.ts` and the tests both call it, so tests run what ships.
  */
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const { bodyLimit } = app.get(AppConfig);
@@ -30,7 +30,5 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
     yamlDocumentUrl: 'docs-yaml',
     swaggerOptions: { persistAuthorization: true },
   });
-
-  app.enableShutdownHooks();
   return app;
 }

@@ -12,12 +12,20 @@ const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export class AccessTokenVerifier implements OnModuleInit {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
+  /** The token made for development when no AUTH_TOKENS are configured; printed once listening. */
+  developmentToken?: string;
 
   constructor(private readonly config: AppConfig) {}
 
   onModuleInit(): void {
-    const tokens = this.config.authTokens.length > 0 ? this.config.authTokens : [this.devToken()];
-    this.digests = tokens.map(digest);
+    if (this.config.authTokens.length === 0) {
+      const { token, created } = loadOrCreateDevToken(this.config.dataDir);
+      this.logger.warn(
+        `No AUTH_TOKENS configured: using the development token ${created ? 'just made' : 'kept'} in ${this.config.dataDir}`,
+      );
+      this.developmentToken = token;
+    }
+    this.digests = (this.developmentToken ? [this.developmentToken] : this.config.authTokens).map(digest);
   }
 
   /** Throws `InvalidCredentialsException` unless the header carries an accepted bearer token. */
@@ -34,15 +42,6 @@ export class AccessTokenVerifier implements OnModuleInit {
     let accepted = false;
     for (const known of this.digests) accepted = timingSafeEqual(presented, known) || accepted;
     if (!accepted) throw new InvalidCredentialsException('Bearer token is invalid or expired', true);
-  }
-
-  private devToken(): string {
-    const { token, created } = loadOrCreateDevToken(this.config.dataDir);
-    const example = `curl -X POST http://localhost:${this.config.port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`;
-    this.logger.warn(
-      `No AUTH_TOKENS configured: using the development token ${created ? 'just made' : 'kept'} in ${this.config.dataDir}. Try:\n  ${example}`,
-    );
-    return token;
   }
 }
 

@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
@@ -22,9 +23,6 @@ export class EnvironmentVariables {
 
   @IsOptional()
   @IsString()
-  @Matches(/^[A-Za-z0-9\-._~+/]+=*(\s*,\s*[A-Za-z0-9\-._~+/]+=*)*\s*,?\s*$|^\s*$/, {
-    message: 'AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
-  })
   AUTH_TOKENS?: string;
 
   @IsOptional()

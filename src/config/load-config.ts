@@ -7,6 +7,8 @@ import { EnvironmentVariables } from './environment-variables';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+// The characters RFC 6750 allows in a bearer token.
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /**
  * Validates the environment and turns it into an `AppConfig`.
@@ -27,6 +29,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     .split(',')
     .map((token) => token.trim())
     .filter((token) => token !== '');
+  if (!authTokens.every((token) => TOKEN68.test(token))) {
+    throw new ConfigError(
+      'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
+    );
+  }
   if (production && authTokens.length === 0) {
     throw new ConfigError(
       'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',

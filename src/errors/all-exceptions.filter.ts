@@ -1,4 +1,3 @@
-import { inspect } from 'node:util';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, UnauthorizedException } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
@@ -25,8 +24,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const body = this.toErrorBody(exception);
     if (body.error === HttpStatus.INTERNAL_SERVER_ERROR) {
-      // inspect() prints the stack and the driver error kept as `cause`.
-      this.logger.error(inspect(exception, { depth: 3 }));
+      this.logger.error(describe(exception));
     }
     const { httpAdapter } = this.adapterHost;
     const reply = host.switchToHttp().getResponse();
@@ -56,6 +54,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
           : { error: status, message: messageOf(exception) };
     }
   }
+}
+
+/** The stack of an unexpected error and of each error in its `cause` chain, for the log. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const own = error.stack ?? `${error.name}: ${error.message}`;
+  return error.cause === undefined ? own : `${own}\nCaused by: ${describe(error.cause)}`;
 }
 
 function messageOf(exception: HttpException): string {

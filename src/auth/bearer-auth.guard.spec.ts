@@ -1,0 +1,107 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Controller, ExecutionContext, Get, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AppConfig } from '../config/app-config';
+import { loadConfig } from '../config/load-config';
+import { AccessTokenVerifier } from './access-token.verifier';
+import { BearerAuthGuard } from './bearer-auth.guard';
+import { InvalidCredentialsException } from './invalid-credentials.exception';
+import { Public } from './public.decorator';
+
+@Controller()
+class ExampleController {
+  @Get('open')
+  @Public()
+  open() {}
+
+  @Get('closed')
+  closed() {}
+}
+
+function contextFor(handler: keyof ExampleController, authorization?: string): ExecutionContext {
+  return {
+    getHandler: () => ExampleController.prototype[handler],
+    getClass: () => ExampleController,
+    switchToHttp: () => ({ getRequest: () => ({ headers: { authorization } }) }),
+  } as unknown as ExecutionContext;
+}
+
+function verifierFor(config: AppConfig): AccessTokenVerifier {
+  const verifier = new AccessTokenVerifier(config);
+  verifier.onModuleInit();
+  return verifier;
+}
+
+describe('BearerAuthGuard', () => {
+  const config = loadConfig({ AUTH_TOKENS: 'first-token, second-token' });
+  const guard = new BearerAuthGuard(new Reflector(), verifierFor(config));
+
+  const rejection = (handler: keyof ExampleController, authorization?: string) => {
+    try {
+      guard.canActivate(contextFor(handler, authorization));
+    } catch (error) {
+      return error as InvalidCredentialsException;
+    }
+    throw new Error('expected the guard to refuse');
+  };
+
+  describe('when the route is @Public()', () => {
+    it('should let a request without a credential through', () => {
+      expect(guard.canActivate(contextFor('open'))).toBe(true);
+    });
+  });
+
+  describe('when the route is protected', () => {
+    it.each(['Bearer first-token', 'Bearer second-token', 'bearer first-token', 'BEARER  second-token'])(
+      'should accept %s',
+      (header) => {
+        expect(guard.canActivate(contextFor('closed', header))).toBe(true);
+      },
+    );
+
+    it('should refuse a missing header with the bare realm challenge', () => {
+      const error = rejection('closed');
+      expect(error).toBeInstanceOf(UnauthorizedException);
+      expect(error.message).toBe('Authorization header with a Bearer token is required');
+      expect(error.challenge).toBe('Bearer realm="plant-store"');
+    });
+
+    it.each(['Basic Zmlyc3QtdG9rZW4=', 'Bearer', 'Bearer two tokens', 'first-token'])(
+      'should refuse the malformed header %j',
+      (header) => {
+        const error = rejection('closed', header);
+        expect(error.message).toBe('Authorization header must have the form "Bearer <token>"');
+        expect(error.challenge).toBe('Bearer realm="plant-store"');
+      },
+    );
+
+    it.each(['Bearer first-toke', 'Bearer first-tokenx', 'Bearer First-token'])(
+      'should refuse the unknown token in %j with invalid_token',
+      (header) => {
+        const error = rejection('closed', header);
+        expect(error.message).toBe('Bearer token is invalid or expired');
+        expect(error.challenge).toBe('Bearer realm="plant-store", error="invalid_token"');
+      },
+    );
+  });
+
+  describe('when no tokens are configured outside production', () => {
+    let dataDir: string;
+    beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'plant-store-guard-'))));
+    afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it('should make one development token, keep it, and accept only it', () => {
+      const devConfig = loadConfig({ DATA_DIR: dataDir });
+      const first = new BearerAuthGuard(new Reflector(), verifierFor(devConfig));
+      const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
+      expect(token).toMatch(/^dev_[A-Za-z0-9_-]{32}$/);
+      expect(first.canActivate(contextFor('closed', `Bearer ${token}`))).toBe(true);
+      // A restart reads the same token back.
+      const second = new BearerAuthGuard(new Reflector(), verifierFor(devConfig));
+      expect(second.canActivate(contextFor('closed', `Bearer ${token}`))).toBe(true);
+      expect(() => second.canActivate(contextFor('closed', 'Bearer dev_other'))).toThrow(InvalidCredentialsException);
+    });
+  });
+});

@@ -1,0 +1,81 @@
+import { resolve } from 'node:path';
+import { ConfigError } from './config.error';
+import { loadConfig } from './load-config';
+
+describe('loadConfig', () => {
+  describe('when nothing is set', () => {
+    it('should use the documented defaults', () => {
+      expect(loadConfig({})).toEqual({
+        port: 3000,
+        host: '0.0.0.0',
+        database: { kind: 'sqlite', path: resolve('data/plants.db') },
+        authTokens: [],
+        production: false,
+        bodyLimit: 1048576,
+        dataDir: resolve('data'),
+      });
+    });
+
+    it('should treat empty variables as unset', () => {
+      expect(loadConfig({ PORT: '', DATABASE_URL: '', AUTH_TOKENS: '' }).port).toBe(3000);
+    });
+  });
+
+  describe('when values are valid', () => {
+    it('should parse every variable', () => {
+      const config = loadConfig({
+        PORT: '8080',
+        HOST: '127.0.0.1',
+        DATABASE_URL: 'postgresql://plants@db:5432/plants',
+        AUTH_TOKENS: ' one , two,, three= ',
+        NODE_ENV: 'production',
+        BODY_LIMIT: '4096',
+        DATA_DIR: '/tmp/plants',
+      });
+      expect(config).toEqual({
+        port: 8080,
+        host: '127.0.0.1',
+        database: { kind: 'postgres', url: 'postgresql://plants@db:5432/plants' },
+        authTokens: ['one', 'two', 'three='],
+        production: true,
+        bodyLimit: 4096,
+        dataDir: '/tmp/plants',
+      });
+    });
+
+    it('should resolve a relative sqlite path', () => {
+      expect(loadConfig({ DATABASE_URL: 'sqlite:./x/y.db' }).database).toEqual({ kind: 'sqlite', path: resolve('x/y.db') });
+    });
+  });
+
+  describe('when a value is bad', () => {
+    it.each([
+      [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
+      [{ PORT: '70000' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
+      [{ PORT: '80.5' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
+      [{ BODY_LIMIT: '10' }, 'Invalid configuration: BODY_LIMIT must be a whole number of bytes between 1024 and 104857600'],
+      [{ NODE_ENV: 'prod' }, 'Invalid configuration: NODE_ENV must be production, development or test'],
+      [{ AUTH_TOKENS: 'has space' }, 'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)'],
+      [
+        { DATABASE_URL: 'mysql://root:hunter2@db/plants' },
+        'Invalid configuration: DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>',
+      ],
+      [{ NODE_ENV: 'production' }, 'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production'],
+    ])('should refuse %j with one line naming the variable', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(new ConfigError(message));
+    });
+
+    it('should name every bad variable at once, and never echo a value', () => {
+      let message = '';
+      try {
+        loadConfig({ PORT: 'x', DATABASE_URL: 'mysql://root:hunter2@db' });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe(
+        'Invalid configuration: PORT must be an integer between 0 and 65535; DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>',
+      );
+      expect(message).not.toContain('hunter2');
+    });
+  });
+});

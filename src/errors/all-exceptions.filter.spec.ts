@@ -1,0 +1,77 @@
+import { ArgumentsHost, BadRequestException, ConflictException, HttpException, Logger, NotFoundException } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { InvalidCredentialsException } from '../auth/invalid-credentials.exception';
+import { loadConfig } from '../config/load-config';
+import { StorageError } from '../plants/persistence/storage.error';
+import { AllExceptionsFilter } from './all-exceptions.filter';
+
+interface Sent {
+  status?: number;
+  body?: unknown;
+  headers: Record<string, string>;
+}
+
+function setup() {
+  const sent: Sent = { headers: {} };
+  const httpAdapter = {
+    reply: (_reply: unknown, body: unknown, status: number) => Object.assign(sent, { body, status }),
+    setHeader: (_reply: unknown, name: string, value: string) => (sent.headers[name] = value),
+  };
+  const host = { switchToHttp: () => ({ getResponse: () => ({}) }) } as unknown as ArgumentsHost;
+  const filter = new AllExceptionsFilter({ httpAdapter } as unknown as HttpAdapterHost, loadConfig({ BODY_LIMIT: '2048' }));
+  return { filter, host, sent };
+}
+
+describe('AllExceptionsFilter', () => {
+  let logged: jest.SpyInstance;
+  beforeEach(() => (logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined)));
+  afterEach(() => logged.mockRestore());
+
+  it.each<[string, HttpException, number, string]>([
+    ['a string message', new ConflictException('A plant with id 7 already exists'), 409, 'A plant with id 7 already exists'],
+    ['a list of messages', new BadRequestException(['id is required', 'name is required']), 400, 'id is required; name is required'],
+    ['a route miss', new NotFoundException('Cannot GET /x'), 404, 'Cannot GET /x'],
+    ["Fastify's body too large", new HttpException('Request body is too large', 413), 413, 'Request body is larger than the limit of 2048 bytes'],
+    ["Fastify's unsupported media type", new HttpException('Unsupported Media Type', 415), 415, 'Content-Type must be application/json'],
+  ])('should answer an HttpException with %s as the Error body', (_label, exception, status, message) => {
+    const { filter, host, sent } = setup();
+    filter.catch(exception, host);
+    expect(sent).toEqual({ status, body: { error: status, message }, headers: {} });
+    expect(logged).not.toHaveBeenCalled();
+  });
+
+  it('should answer an unexpected error with a generic 500 and log its detail and cause', () => {
+    const { filter, host, sent } = setup();
+    const cause = new Error('SQLITE_IOERR: disk I/O error at /var/lib/secret/path.db');
+    filter.catch(new StorageError('SQLite failed to store a plant', { cause }), host);
+    expect(sent.body).toEqual({ error: 500, message: 'Internal server error' });
+    expect(sent.status).toBe(500);
+    expect(logged).toHaveBeenCalledTimes(1);
+    expect(String(logged.mock.calls[0][0])).toContain('SQLITE_IOERR: disk I/O error');
+  });
+
+  it('should not pass the message of a thrown 5xx HttpException to the client', () => {
+    const { filter, host, sent } = setup();
+    filter.catch(new HttpException('connection string postgres://user:pw@db', 502), host);
+    expect(sent.body).toEqual({ error: 500, message: 'Internal server error' });
+  });
+
+  it('should answer a thrown non-Error value with a generic 500', () => {
+    const { filter, host, sent } = setup();
+    filter.catch('a string', host);
+    expect(sent.body).toEqual({ error: 500, message: 'Internal server error' });
+  });
+
+  it.each([
+    [false, 'Bearer realm="plant-store"'],
+    [true, 'Bearer realm="plant-store", error="invalid_token"'],
+  ])('should send the WWW-Authenticate challenge with a 401 (token presented: %s)', (presented, challenge) => {
+    const { filter, host, sent } = setup();
+    filter.catch(new InvalidCredentialsException('Bearer token is invalid or expired', presented), host);
+    expect(sent).toEqual({
+      status: 401,
+      body: { error: 401, message: 'Bearer token is invalid or expired' },
+      headers: { 'WWW-Authenticate': challenge },
+    });
+  });
+});

@@ -1,0 +1,90 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from '../support/http';
+import { runUntilExit, ServiceProcess, startService } from '../support/service-process';
+
+describe('node dist/main.js (e2e, the production entry point)', () => {
+  let dir: string;
+  let service: ServiceProcess | undefined;
+
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'plant-store-process-'))));
+  afterEach(async () => {
+    await service?.stop('SIGKILL');
+    service = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = (extra: NodeJS.ProcessEnv = {}) => ({
+    DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
+    DATA_DIR: dir,
+    AUTH_TOKENS: 'process-token',
+    ...extra,
+  });
+  const create = (url: string, body: unknown, token = 'process-token') =>
+    request(`${url}/plants`, { body, auth: `Bearer ${token}` });
+
+  describe('when a 200 was sent', () => {
+    it('should keep the plant through kill -9 right after the response', async () => {
+      service = await startService(env());
+      const created = await create(service.url, '{"id":9223372036854775807,"name":"Survivor","tag":"tough"}');
+      expect(created.body).toEqual({ name: 'Survivor', tag: 'tough' });
+      expect(await service.stop('SIGKILL')).toBeNull();
+
+      service = await startService(env());
+      const conflict = await create(service.url, '{"id":9223372036854775807,"name":"Other"}');
+      expect(conflict.body).toEqual({
+        error: 409,
+        message: 'A plant with id 9223372036854775807 already exists with a different name or tag',
+      });
+      expect((await create(service.url, '{"id":9223372036854775807,"name":"Survivor","tag":"tough"}')).status).toBe(200);
+    });
+
+    it('should close cleanly on SIGTERM and keep the plant', async () => {
+      service = await startService(env());
+      expect((await create(service.url, { id: 5, name: 'Graceful' })).status).toBe(200);
+      expect(await service.stop('SIGTERM')).toBe(0);
+      service = await startService(env());
+      expect((await create(service.url, { id: 5, name: 'Changed' })).status).toBe(409);
+    });
+  });
+
+  describe('when no AUTH_TOKENS are configured outside production', () => {
+    it('should make a development token, keep it in the data folder, and print a ready curl line', async () => {
+      service = await startService(env({ AUTH_TOKENS: '' }));
+      const token = readFileSync(join(dir, 'dev-token'), 'utf8').trim();
+      expect(statSync(join(dir, 'dev-token')).mode & 0o777).toBe(0o600);
+      const port = new URL(service.url).port;
+      expect(service.output()).toContain(
+        `curl -X POST http://localhost:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
+      );
+      expect((await create(service.url, { id: 1, name: 'Monstera' }, token)).status).toBe(200);
+      expect((await create(service.url, { id: 2, name: 'x' }, 'process-token')).status).toBe(401);
+
+      await service.stop('SIGTERM');
+      service = await startService(env({ AUTH_TOKENS: '' }));
+      expect((await create(service.url, { id: 1, name: 'Monstera' }, token)).status).toBe(200);
+    });
+  });
+
+  describe('when the configuration is bad', () => {
+    it.each<[string, NodeJS.ProcessEnv, string]>([
+      ['production without tokens', { NODE_ENV: 'production', AUTH_TOKENS: '' }, 'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production'],
+      ['a port that is not a number', { PORT: 'abc' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
+      ['an unknown database scheme', { DATABASE_URL: 'mysql://root:hunter2@localhost/plants' }, 'Invalid configuration: DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>'],
+    ])('should refuse to start on %s with one clear line', async (_label, extra, line) => {
+      const { code, stderr } = await runUntilExit(env(extra));
+      expect(code).toBe(1);
+      expect(stderr).toBe(`${line}\n`);
+    });
+
+    it('should name the database file it cannot open, in one line', async () => {
+      const blocker = join(dir, 'not-a-folder');
+      require('node:fs').writeFileSync(blocker, '');
+      const { code, stderr } = await runUntilExit(env({ DATABASE_URL: `sqlite:${join(blocker, 'plants.db')}` }));
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(/^Start-up failed: /);
+    });
+  });
+});

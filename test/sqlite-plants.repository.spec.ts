@@ -1,0 +1,85 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqlitePlantsRepository } from '../src/plants/persistence/sqlite-plants.repository';
+import { describePlantsRepositoryContract } from './plants-repository.contract';
+
+function openRepository(path: string): SqlitePlantsRepository {
+  const repository = new SqlitePlantsRepository(path);
+  repository.onModuleInit();
+  return repository;
+}
+
+describePlantsRepositoryContract('SQLite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-sqlite-'));
+  const path = join(dir, 'nested', 'plants.db');
+  let repository = openRepository(path);
+  return {
+    repository,
+    reopen: async () => {
+      repository.onModuleDestroy();
+      repository = openRepository(path);
+      return repository;
+    },
+    dispose: async () => {
+      repository.onModuleDestroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqlitePlantsRepository', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-sqlite-'));
+    path = join(dir, 'data', 'plants.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('when it opens a new file', () => {
+    it('should create the folder, use WAL, and record the applied migration', () => {
+      openRepository(path).onModuleDestroy();
+      expect(existsSync(path)).toBe(true);
+      const db = new Database(path, { readonly: true });
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'create plants' }]);
+      const columns = db.prepare('SELECT name, type, pk FROM pragma_table_info(?)').all('plants');
+      expect(columns).toEqual([
+        { name: 'id', type: 'INTEGER', pk: 1 },
+        { name: 'name', type: 'TEXT', pk: 0 },
+        { name: 'tag', type: 'TEXT', pk: 0 },
+      ]);
+      db.close();
+    });
+  });
+
+  describe('when it opens an existing file', () => {
+    it('should apply no migration twice', () => {
+      openRepository(path).onModuleDestroy();
+      openRepository(path).onModuleDestroy();
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT count(*) AS n FROM schema_migrations').get()).toEqual({ n: 1 });
+      db.close();
+    });
+
+    it('should refuse a schema newer than it knows', () => {
+      openRepository(path).onModuleDestroy();
+      const db = new Database(path);
+      db.prepare("INSERT INTO schema_migrations VALUES (99, 'from the future', '2030-01-01')").run();
+      db.close();
+      expect(() => openRepository(path)).toThrow('The SQLite database has schema version 99, newer than this build knows (1)');
+    });
+  });
+
+  it('should store ids in a 64-bit integer column, not as text or a double', async () => {
+    const repository = openRepository(path);
+    await repository.create({ id: 2n ** 63n - 1n, name: 'max' });
+    repository.onModuleDestroy();
+    const db = new Database(path, { readonly: true });
+    db.defaultSafeIntegers(true);
+    expect(db.prepare('SELECT id, typeof(id) AS type FROM plants').get()).toEqual({ id: 2n ** 63n - 1n, type: 'integer' });
+    db.close();
+  });
+});

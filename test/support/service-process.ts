@@ -1,0 +1,72 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const MAIN = join(__dirname, '..', '..', 'dist', 'main.js');
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  /** Sends `signal` and resolves with the exit code (null when killed by the signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+function assertBuilt(): void {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does it first)`);
+}
+
+function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // Only what the test gives, plus PATH: the service must not pick up the developer's own settings.
+  return { PATH: process.env.PATH, NO_COLOR: '1', HOST: '127.0.0.1', PORT: '0', ...env };
+}
+
+/** Starts the built service (`node dist/main.js`) and waits until it listens. */
+export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  assertBuilt();
+  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 20000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Listening on (http:\/\/[^;\s]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          child,
+          url: match[1],
+          output: () => output,
+          stop: (signal = 'SIGTERM') => {
+            child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+/** Runs the built service expecting it to refuse to start; resolves with its exit code and stderr. */
+export function runUntilExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  assertBuilt();
+  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, stdout });
+    }),
+  );
+}
