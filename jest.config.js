@@ -6,10 +6,7 @@ module.exports = {
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testEnvironment: 'node',
   transform: {
-    '^.+\\.ts$': [
-      'ts-jest',
-      { astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.transformer.js'] } },
-    ],
+    '^.+\\.ts$': ['ts-jest', { astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.transformer.js'] } }],
   },
   testTimeout: 30000,
 };

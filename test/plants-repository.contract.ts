@@ -71,21 +71,17 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
     });
 
     describe('int64 ids', () => {
-      it.each([
-        -(2n ** 63n),
-        2n ** 63n - 1n,
-        2n ** 53n,
-        2n ** 53n + 1n,
-        -(2n ** 53n) - 1n,
-        0n,
-      ])('should keep %s exactly, apart from its neighbours', async (id) => {
-        await repository.create({ id, name: 'exact' });
-        const neighbour = id === 2n ** 63n - 1n ? id - 1n : id + 1n;
-        await repository.create({ id: neighbour, name: 'neighbour' });
-        await expect(repository.create({ id, name: 'neighbour' })).rejects.toThrow(new PlantConflictError(id));
-        const reopened = await harness.reopen();
-        await expect(reopened.create({ id, name: 'exact' })).resolves.toEqual({ id, name: 'exact' });
-      });
+      it.each([-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n, 2n ** 53n + 1n, -(2n ** 53n) - 1n, 0n])(
+        'should keep %s exactly, apart from its neighbours',
+        async (id) => {
+          await repository.create({ id, name: 'exact' });
+          const neighbour = id === 2n ** 63n - 1n ? id - 1n : id + 1n;
+          await repository.create({ id: neighbour, name: 'neighbour' });
+          await expect(repository.create({ id, name: 'neighbour' })).rejects.toThrow(new PlantConflictError(id));
+          const reopened = await harness.reopen();
+          await expect(reopened.create({ id, name: 'exact' })).resolves.toEqual({ id, name: 'exact' });
+        },
+      );
     });
 
     describe('text', () => {
@@ -118,7 +114,9 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
         const results = await Promise.all(ids.map((id) => repository.create({ id, name: `plant ${id}` })));
         expect(results.map((plant) => plant.id)).toEqual(ids);
         const replays = await Promise.allSettled(ids.map((id) => repository.create({ id, name: `other ${id}` })));
-        expect(replays.every((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError)).toBe(true);
+        expect(
+          replays.every((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError),
+        ).toBe(true);
       });
 
       it('should let exactly one of many racing creates of one id win', async () => {
@@ -127,7 +125,9 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
         );
         const winners = attempts.filter((result) => result.status === 'fulfilled');
         expect(winners).toHaveLength(1);
-        expect(attempts.filter((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError)).toHaveLength(49);
+        expect(
+          attempts.filter((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError),
+        ).toHaveLength(49);
       });
     });
   });

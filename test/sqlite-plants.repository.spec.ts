@@ -44,7 +44,9 @@ describe('SqlitePlantsRepository', () => {
       expect(existsSync(path)).toBe(true);
       const db = new Database(path, { readonly: true });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'create plants' }]);
+      expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
+        { version: 1, name: 'create plants' },
+      ]);
       const columns = db.prepare('SELECT name, type, pk FROM pragma_table_info(?)').all('plants');
       expect(columns).toEqual([
         { name: 'id', type: 'INTEGER', pk: 1 },
@@ -69,7 +71,9 @@ describe('SqlitePlantsRepository', () => {
       const db = new Database(path);
       db.prepare("INSERT INTO schema_migrations VALUES (99, 'from the future', '2030-01-01')").run();
       db.close();
-      expect(() => openRepository(path)).toThrow('The SQLite database has schema version 99, newer than this build knows (1)');
+      expect(() => openRepository(path)).toThrow(
+        'The SQLite database has schema version 99, newer than this build knows (1)',
+      );
     });
   });
 
@@ -79,7 +83,10 @@ describe('SqlitePlantsRepository', () => {
     repository.onModuleDestroy();
     const db = new Database(path, { readonly: true });
     db.defaultSafeIntegers(true);
-    expect(db.prepare('SELECT id, typeof(id) AS type FROM plants').get()).toEqual({ id: 2n ** 63n - 1n, type: 'integer' });
+    expect(db.prepare('SELECT id, typeof(id) AS type FROM plants').get()).toEqual({
+      id: 2n ** 63n - 1n,
+      type: 'integer',
+    });
     db.close();
   });
 });

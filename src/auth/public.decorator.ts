@@ -13,7 +13,4 @@ export interface PublicRouteConfig {
  * It is a method decorator on purpose: public routes are opted in one at a time.
  */
 export const Public = (): MethodDecorator =>
-  applyDecorators(
-    SetMetadata(IS_PUBLIC_KEY, true),
-    RouteConfig({ isPublic: true } satisfies PublicRouteConfig),
-  );
+  applyDecorators(SetMetadata(IS_PUBLIC_KEY, true), RouteConfig({ isPublic: true } satisfies PublicRouteConfig));

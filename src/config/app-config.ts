@@ -1,7 +1,6 @@
 /** Where plants are stored, parsed from `DATABASE_URL`. */
 export type DatabaseConfig =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly url: string };
+  { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
 
 /**
  * The validated configuration of the service. Built once from the environment by `loadConfig`

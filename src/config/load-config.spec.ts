@@ -44,7 +44,10 @@ describe('loadConfig', () => {
     });
 
     it('should resolve a relative sqlite path', () => {
-      expect(loadConfig({ DATABASE_URL: 'sqlite:./x/y.db' }).database).toEqual({ kind: 'sqlite', path: resolve('x/y.db') });
+      expect(loadConfig({ DATABASE_URL: 'sqlite:./x/y.db' }).database).toEqual({
+        kind: 'sqlite',
+        path: resolve('x/y.db'),
+      });
     });
   });
 
@@ -53,14 +56,23 @@ describe('loadConfig', () => {
       [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
       [{ PORT: '70000' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
       [{ PORT: '80.5' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
-      [{ BODY_LIMIT: '10' }, 'Invalid configuration: BODY_LIMIT must be a whole number of bytes between 1024 and 104857600'],
+      [
+        { BODY_LIMIT: '10' },
+        'Invalid configuration: BODY_LIMIT must be a whole number of bytes between 1024 and 104857600',
+      ],
       [{ NODE_ENV: 'prod' }, 'Invalid configuration: NODE_ENV must be production, development or test'],
-      [{ AUTH_TOKENS: 'has space' }, 'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)'],
+      [
+        { AUTH_TOKENS: 'has space' },
+        'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
+      ],
       [
         { DATABASE_URL: 'mysql://root:hunter2@db/plants' },
         'Invalid configuration: DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>',
       ],
-      [{ NODE_ENV: 'production' }, 'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production'],
+      [
+        { NODE_ENV: 'production' },
+        'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',
+      ],
     ])('should refuse %j with one line naming the variable', (env, message) => {
       expect(() => loadConfig(env)).toThrow(new ConfigError(message));
     });

@@ -35,9 +35,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     );
   }
   if (production && authTokens.length === 0) {
-    throw new ConfigError(
-      'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',
-    );
+    throw new ConfigError('Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production');
   }
 
   return {

@@ -1,4 +1,11 @@
-import { ArgumentsHost, BadRequestException, ConflictException, HttpException, Logger, NotFoundException } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  BadRequestException,
+  ConflictException,
+  HttpException,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { loadConfig } from '../config/load-config';
@@ -18,7 +25,10 @@ function setup() {
     setHeader: (_reply: unknown, name: string, value: string) => (sent.headers[name] = value),
   };
   const host = { switchToHttp: () => ({ getResponse: () => ({}) }) } as unknown as ArgumentsHost;
-  const filter = new AllExceptionsFilter({ httpAdapter } as unknown as HttpAdapterHost, loadConfig({ BODY_LIMIT: '2048' }));
+  const filter = new AllExceptionsFilter(
+    { httpAdapter } as unknown as HttpAdapterHost,
+    loadConfig({ BODY_LIMIT: '2048' }),
+  );
   return { filter, host, sent };
 }
 
@@ -28,11 +38,31 @@ describe('AllExceptionsFilter', () => {
   afterEach(() => logged.mockRestore());
 
   it.each<[string, HttpException, number, string]>([
-    ['a string message', new ConflictException('A plant with id 7 already exists'), 409, 'A plant with id 7 already exists'],
-    ['a list of messages', new BadRequestException(['id is required', 'name is required']), 400, 'id is required; name is required'],
+    [
+      'a string message',
+      new ConflictException('A plant with id 7 already exists'),
+      409,
+      'A plant with id 7 already exists',
+    ],
+    [
+      'a list of messages',
+      new BadRequestException(['id is required', 'name is required']),
+      400,
+      'id is required; name is required',
+    ],
     ['a route miss', new NotFoundException('Cannot GET /x'), 404, 'Cannot GET /x'],
-    ["Fastify's body too large", new HttpException('Request body is too large', 413), 413, 'Request body is larger than the limit of 2048 bytes'],
-    ["Fastify's unsupported media type", new HttpException('Unsupported Media Type', 415), 415, 'Content-Type must be application/json'],
+    [
+      "Fastify's body too large",
+      new HttpException('Request body is too large', 413),
+      413,
+      'Request body is larger than the limit of 2048 bytes',
+    ],
+    [
+      "Fastify's unsupported media type",
+      new HttpException('Unsupported Media Type', 415),
+      415,
+      'Content-Type must be application/json',
+    ],
   ])('should answer an HttpException with %s as the Error body', (_label, exception, status, message) => {
     const { filter, host, sent } = setup();
     filter.catch(exception, host);

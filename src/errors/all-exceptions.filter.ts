@@ -1,4 +1,12 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, UnauthorizedException } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
@@ -27,7 +35,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.error(describe(exception));
     }
     const { httpAdapter } = this.adapterHost;
-    const reply = host.switchToHttp().getResponse();
+    const reply = host.switchToHttp().getResponse<unknown>();
     if (exception instanceof UnauthorizedException) {
       const challenge = exception instanceof InvalidCredentialsException ? exception.challenge : BEARER_REALM;
       httpAdapter.setHeader(reply, 'WWW-Authenticate', challenge);

@@ -19,7 +19,10 @@ describe('parseJsonBody', () => {
     });
 
     it('should keep ids exact inside nested values and with surrounding unicode', () => {
-      expect(parse('{"name":"🌿","x":{"y":[18446744073709551615]}}')).toEqual({ name: '🌿', x: { y: [18446744073709551615n] } });
+      expect(parse('{"name":"🌿","x":{"y":[18446744073709551615]}}')).toEqual({
+        name: '🌿',
+        x: { y: [18446744073709551615n] },
+      });
     });
   });
 

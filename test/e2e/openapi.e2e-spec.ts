@@ -5,7 +5,7 @@ import { createOpenApiDocument } from '../../src/openapi/openapi-document';
 import { request } from '../support/http';
 import { createTestApp, TestApp } from '../support/test-app';
 
-type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Doc = Record<string, any>;
 
 describe('OpenAPI document (e2e)', () => {
   let server: TestApp;
@@ -17,7 +17,10 @@ describe('OpenAPI document (e2e)', () => {
     server = await createTestApp();
     served = (await request(`${server.url}/docs-json`, { method: 'GET', auth: false })).body as Doc;
     ajv = new Ajv({ strict: false, allErrors: true });
-    ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+    ajv.addFormat('int32', {
+      type: 'number',
+      validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+    });
     ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
     ajv.addSchema(served, 'openapi');
   });

@@ -106,7 +106,10 @@ describe('POST /plants (e2e, real HTTP, SQLite file)', () => {
       expect((await request(plants, { body: { id, ...original } })).status).toBe(200);
       const res = await request(plants, { body: { id, ...change } });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 409, message: `A plant with id ${id} already exists with a different name or tag` });
+      expect(res.body).toEqual({
+        error: 409,
+        message: `A plant with id ${id} already exists with a different name or tag`,
+      });
       const replay = await request(plants, { body: { id, ...original } });
       expect(replay.status).toBe(200);
       expect(replay.body).toEqual(original);
@@ -128,8 +131,16 @@ describe('POST /plants (e2e, real HTTP, SQLite file)', () => {
       ['an unpaired surrogate', '{"id":1,"name":"a\\ud800"}', 'name must be Unicode text without NUL characters'],
       ['a null tag', '{"id":1,"name":"x","tag":null}', 'tag must be a string'],
       ['a numeric tag', '{"id":1,"name":"x","tag":3}', 'tag must be a string'],
-      ['a tag over 100 characters', `{"id":1,"name":"x","tag":"${'t'.repeat(101)}"}`, 'tag must be 1 to 100 characters long'],
-      ['everything wrong', '{"id":"7","name":5,"tag":null}', 'id must be an integer in the int64 range; name must be a string; tag must be a string'],
+      [
+        'a tag over 100 characters',
+        `{"id":1,"name":"x","tag":"${'t'.repeat(101)}"}`,
+        'tag must be 1 to 100 characters long',
+      ],
+      [
+        'everything wrong',
+        '{"id":"7","name":5,"tag":null}',
+        'id must be an integer in the int64 range; name must be a string; tag must be a string',
+      ],
       ['an empty object', '{}', 'id is required; name is required'],
     ])('should answer 400 for %s, naming every violated field', async (_label, body, message) => {
       const res = await request(plants, { body });
@@ -146,10 +157,25 @@ describe('POST /plants (e2e, real HTTP, SQLite file)', () => {
   describe('when the body is missing or not a JSON object', () => {
     it.each<[string, string | undefined, Record<string, string>, string]>([
       ['no body at all', undefined, {}, 'Request body is required: send a JSON object'],
-      ['an empty JSON body', '', { 'content-type': 'application/json' }, 'Request body is required: send a JSON object'],
+      [
+        'an empty JSON body',
+        '',
+        { 'content-type': 'application/json' },
+        'Request body is required: send a JSON object',
+      ],
       ['malformed JSON', '{"id":1,', { 'content-type': 'application/json' }, 'Request body is not valid JSON'],
-      ['malformed JSON with a long number', '{"id":12345678901234567890', { 'content-type': 'application/json' }, 'Request body is not valid JSON'],
-      ['an array', '[{"id":1,"name":"x"}]', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
+      [
+        'malformed JSON with a long number',
+        '{"id":12345678901234567890',
+        { 'content-type': 'application/json' },
+        'Request body is not valid JSON',
+      ],
+      [
+        'an array',
+        '[{"id":1,"name":"x"}]',
+        { 'content-type': 'application/json' },
+        'Request body must be a JSON object',
+      ],
       ['a string', '"plant"', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
       ['a number', '42', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
       ['null', 'null', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
@@ -160,7 +186,10 @@ describe('POST /plants (e2e, real HTTP, SQLite file)', () => {
     });
 
     it('should answer 415 for a body that is not application/json', async () => {
-      const res = await request(plants, { body: 'id=1&name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await request(plants, {
+        body: 'id=1&name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(res.status).toBe(415);
       expect(res.body).toEqual({ error: 415, message: 'Content-Type must be application/json' });
     });
@@ -201,7 +230,10 @@ describe('POST /plants (e2e, real HTTP, SQLite file)', () => {
     });
 
     it('should accept the scheme name in any case', async () => {
-      const res = await request(plants, { auth: 'bEaReR test-token-0123456789', body: { id: freshId(), name: 'Case' } });
+      const res = await request(plants, {
+        auth: 'bEaReR test-token-0123456789',
+        body: { id: freshId(), name: 'Case' },
+      });
       expect(res.status).toBe(200);
     });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from '../support/http';
@@ -37,7 +37,9 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
         error: 409,
         message: 'A plant with id 9223372036854775807 already exists with a different name or tag',
       });
-      expect((await create(service.url, '{"id":9223372036854775807,"name":"Survivor","tag":"tough"}')).status).toBe(200);
+      expect((await create(service.url, '{"id":9223372036854775807,"name":"Survivor","tag":"tough"}')).status).toBe(
+        200,
+      );
     });
 
     it('should close cleanly on SIGTERM and keep the plant', async () => {
@@ -69,9 +71,21 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
 
   describe('when the configuration is bad', () => {
     it.each<[string, NodeJS.ProcessEnv, string]>([
-      ['production without tokens', { NODE_ENV: 'production', AUTH_TOKENS: '' }, 'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production'],
-      ['a port that is not a number', { PORT: 'abc' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
-      ['an unknown database scheme', { DATABASE_URL: 'mysql://root:hunter2@localhost/plants' }, 'Invalid configuration: DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>'],
+      [
+        'production without tokens',
+        { NODE_ENV: 'production', AUTH_TOKENS: '' },
+        'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',
+      ],
+      [
+        'a port that is not a number',
+        { PORT: 'abc' },
+        'Invalid configuration: PORT must be an integer between 0 and 65535',
+      ],
+      [
+        'an unknown database scheme',
+        { DATABASE_URL: 'mysql://root:hunter2@localhost/plants' },
+        'Invalid configuration: DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>',
+      ],
     ])('should refuse to start on %s with one clear line', async (_label, extra, line) => {
       const { code, stderr } = await runUntilExit(env(extra));
       expect(code).toBe(1);
@@ -80,7 +94,7 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
 
     it('should name the database file it cannot open, in one line', async () => {
       const blocker = join(dir, 'not-a-folder');
-      require('node:fs').writeFileSync(blocker, '');
+      writeFileSync(blocker, '');
       const { code, stderr } = await runUntilExit(env({ DATABASE_URL: `sqlite:${join(blocker, 'plants.db')}` }));
       expect(code).toBe(1);
       expect(stderr.trim().split('\n')).toHaveLength(1);

@@ -25,9 +25,15 @@ export interface TestApp {
 /** Collects what the app logs, so tests can assert what reaches the log (and what does not). */
 class CapturingLogger implements LoggerService {
   constructor(private readonly lines: string[]) {}
-  log(message: unknown) { this.lines.push(String(message)); }
-  error(message: unknown, ...rest: unknown[]) { this.lines.push([message, ...rest].map(String).join(' ')); }
-  warn(message: unknown) { this.lines.push(String(message)); }
+  log(message: unknown) {
+    this.lines.push(String(message));
+  }
+  error(message: unknown, ...rest: unknown[]) {
+    this.lines.push([message, ...rest].map(String).join(' '));
+  }
+  warn(message: unknown) {
+    this.lines.push(String(message));
+  }
   debug() {}
   verbose() {}
 }

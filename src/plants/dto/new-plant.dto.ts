@@ -29,6 +29,7 @@ export class NewPlantDto {
    * @example "Monstera deliciosa"
    */
   @IsDefined({ message: 'name is required' })
+  // eslint-disable-next-line no-control-regex -- NUL is exactly what this rule refuses.
   @Matches(/^[^\u0000\uD800-\uDFFF]*$/u, {
     message: 'name must be Unicode text without NUL characters',
   })
@@ -41,6 +42,7 @@ export class NewPlantDto {
    * @example "tropical"
    */
   @ValidateIf((plant: NewPlantDto) => plant.tag !== undefined)
+  // eslint-disable-next-line no-control-regex -- NUL is exactly what this rule refuses.
   @Matches(/^[^\u0000\uD800-\uDFFF]*$/u, {
     message: 'tag must be Unicode text without NUL characters',
   })

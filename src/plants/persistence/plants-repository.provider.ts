@@ -13,7 +13,9 @@ export const plantsRepositoryProvider: FactoryProvider<PlantsRepository> = {
       case 'sqlite':
         return new SqlitePlantsRepository(config.database.path);
       case 'postgres':
-        throw new ConfigError('Invalid configuration: DATABASE_URL points to PostgreSQL, which this build cannot store to yet');
+        throw new ConfigError(
+          'Invalid configuration: DATABASE_URL points to PostgreSQL, which this build cannot store to yet',
+        );
     }
   },
 };

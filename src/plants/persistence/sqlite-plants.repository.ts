@@ -32,7 +32,9 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, O
     db.pragma('busy_timeout = 5000');
     db.defaultSafeIntegers(true);
     migrate(db);
-    this.insertStatement = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
+    this.insertStatement = db.prepare(
+      'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
+    );
     this.selectStatement = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');
     this.db = db;
   }
@@ -76,7 +78,11 @@ function migrate(db: Database.Database): void {
   const latest = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1].version;
   db.transaction(() => {
     const applied = new Set(
-      db.prepare('SELECT version FROM schema_migrations').pluck().all().map((version) => Number(version)),
+      db
+        .prepare('SELECT version FROM schema_migrations')
+        .pluck()
+        .all()
+        .map((version) => Number(version)),
     );
     const newest = Math.max(0, ...applied);
     if (newest > latest) {
