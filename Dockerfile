@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+
+# Node 24 is the current LTS line; better-sqlite3 12 ships builds for it.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# --- build: dev dependencies, the toolchain better-sqlite3 falls back to, and the compiler
+FROM ${NODE_IMAGE} AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# --- runtime: production dependencies and dist/ only, as the unprivileged node user
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATABASE_URL=sqlite:/app/data/plants.db \
+    DATA_DIR=/app/data
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json ./
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+EXPOSE 3000
+VOLUME ["/app/data"]
+CMD ["node", "dist/main.js"]
