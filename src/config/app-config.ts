@@ -1,6 +1,14 @@
 /** Where plants are stored, parsed from `DATABASE_URL`. */
 export type DatabaseConfig =
-  { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      /** Connections per instance (DATABASE_POOL_MAX). */
+      readonly poolMax: number;
+      /** Start-up tries before giving up on an unreachable server (DATABASE_CONNECT_ATTEMPTS). */
+      readonly connectAttempts: number;
+    };
 
 /**
  * The validated configuration of the service. Built once from the environment by `loadConfig`

@@ -39,6 +39,20 @@ export class EnvironmentVariables {
   BODY_LIMIT?: number;
 
   @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'DATABASE_POOL_MAX must be an integer between 1 and 1000' })
+  @Min(1, { message: 'DATABASE_POOL_MAX must be an integer between 1 and 1000' })
+  @Max(1000, { message: 'DATABASE_POOL_MAX must be an integer between 1 and 1000' })
+  DATABASE_POOL_MAX?: number;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100' })
+  @Min(1, { message: 'DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100' })
+  @Max(100, { message: 'DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100' })
+  DATABASE_CONNECT_ATTEMPTS?: number;
+
+  @IsOptional()
   @IsNotEmpty({ message: 'DATA_DIR must not be empty' })
   DATA_DIR?: string;
 }

@@ -31,15 +31,26 @@ describe('loadConfig', () => {
         NODE_ENV: 'production',
         BODY_LIMIT: '4096',
         DATA_DIR: '/tmp/plants',
+        DATABASE_POOL_MAX: '25',
+        DATABASE_CONNECT_ATTEMPTS: '3',
       });
       expect(config).toEqual({
         port: 8080,
         host: '127.0.0.1',
-        database: { kind: 'postgres', url: 'postgresql://plants@db:5432/plants' },
+        database: { kind: 'postgres', url: 'postgresql://plants@db:5432/plants', poolMax: 25, connectAttempts: 3 },
         authTokens: ['one', 'two', 'three='],
         production: true,
         bodyLimit: 4096,
         dataDir: '/tmp/plants',
+      });
+    });
+
+    it('should default the PostgreSQL pool to 10 connections and 10 start-up attempts', () => {
+      expect(loadConfig({ DATABASE_URL: 'postgres://db/plants' }).database).toEqual({
+        kind: 'postgres',
+        url: 'postgres://db/plants',
+        poolMax: 10,
+        connectAttempts: 10,
       });
     });
 
@@ -59,6 +70,11 @@ describe('loadConfig', () => {
       [
         { BODY_LIMIT: '10' },
         'Invalid configuration: BODY_LIMIT must be a whole number of bytes between 1024 and 104857600',
+      ],
+      [{ DATABASE_POOL_MAX: '0' }, 'Invalid configuration: DATABASE_POOL_MAX must be an integer between 1 and 1000'],
+      [
+        { DATABASE_CONNECT_ATTEMPTS: 'many' },
+        'Invalid configuration: DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100',
       ],
       [{ NODE_ENV: 'prod' }, 'Invalid configuration: NODE_ENV must be production, development or test'],
       [

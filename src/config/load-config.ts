@@ -41,7 +41,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   return {
     port: vars.PORT ?? 3000,
     host: vars.HOST ?? '0.0.0.0',
-    database: parseDatabaseUrl(vars.DATABASE_URL ?? DEFAULT_DATABASE_URL),
+    database: databaseConfig(vars),
     authTokens,
     production,
     bodyLimit: vars.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
@@ -49,9 +49,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   };
 }
 
-function parseDatabaseUrl(url: string): DatabaseConfig {
+function databaseConfig(vars: EnvironmentVariables): DatabaseConfig {
+  const url = vars.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   if (url.startsWith('sqlite:')) {
     return { kind: 'sqlite', path: resolve(url.slice('sqlite:'.length)) };
   }
-  return { kind: 'postgres', url };
+  return {
+    kind: 'postgres',
+    url,
+    poolMax: vars.DATABASE_POOL_MAX ?? 10,
+    connectAttempts: vars.DATABASE_CONNECT_ATTEMPTS ?? 10,
+  };
 }

@@ -27,6 +27,7 @@ export class PlantsController {
     413: 'The body is larger than the configured limit (BODY_LIMIT, 1 MiB by default).',
     415: 'The body is not application/json.',
     500: 'An unexpected failure; the details are in the service log.',
+    503: 'The database is unreachable; the plant was not stored. Retry after a short wait.',
   })
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create(newPlant));

@@ -1,6 +1,7 @@
-import { ConflictException, Injectable } from '@nestjs/common';
+import { ConflictException, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
+import { StorageUnavailableError } from './persistence/storage-unavailable.error';
 import { Plant } from './plant';
 
 @Injectable()
@@ -13,6 +14,9 @@ export class PlantsService {
       return await this.plants.create(plant);
     } catch (error) {
       if (error instanceof PlantConflictError) throw new ConflictException(error.message);
+      if (error instanceof StorageUnavailableError) {
+        throw new ServiceUnavailableException('The database is unavailable; the plant was not stored, retry shortly');
+      }
       throw error;
     }
   }

@@ -92,6 +92,17 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       expect(stderr).toBe(`${line}\n`);
     });
 
+    it('should retry an unreachable PostgreSQL with backoff, then stop with one line', async () => {
+      const { code, stderr, stdout } = await runUntilExit(
+        env({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/plants', DATABASE_CONNECT_ATTEMPTS: '2' }),
+      );
+      expect(code).toBe(1);
+      expect(stdout).toContain('PostgreSQL is unreachable (attempt 1 of 2); retrying in 200 ms');
+      expect(stderr).toBe(
+        'Start-up failed: PostgreSQL is unreachable after 2 attempt(s): connect ECONNREFUSED 127.0.0.1:1\n',
+      );
+    });
+
     it('should name the database file it cannot open, in one line', async () => {
       const blocker = join(dir, 'not-a-folder');
       writeFileSync(blocker, '');

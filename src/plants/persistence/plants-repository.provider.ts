@@ -1,7 +1,7 @@
 import { FactoryProvider } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { ConfigError } from '../../config/config.error';
 import { PlantsRepository } from './plants.repository';
+import { PostgresPlantsRepository } from './postgres-plants.repository';
 import { SqlitePlantsRepository } from './sqlite-plants.repository';
 
 /** Picks the storage adapter from the validated `DATABASE_URL`. */
@@ -13,9 +13,7 @@ export const plantsRepositoryProvider: FactoryProvider<PlantsRepository> = {
       case 'sqlite':
         return new SqlitePlantsRepository(config.database.path);
       case 'postgres':
-        throw new ConfigError(
-          'Invalid configuration: DATABASE_URL points to PostgreSQL, which this build cannot store to yet',
-        );
+        return new PostgresPlantsRepository(config.database);
     }
   },
 };

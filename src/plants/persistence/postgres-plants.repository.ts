@@ -1,0 +1,159 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Pool, PoolClient } from 'pg';
+import { Plant, samePlant } from '../plant';
+import { PlantConflictError } from './plant-conflict.error';
+import { PlantsRepository } from './plants.repository';
+import { isUnavailable } from './postgres-errors';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+import { StorageUnavailableError } from './storage-unavailable.error';
+import { StorageError } from './storage.error';
+
+export interface PostgresOptions {
+  url: string;
+  poolMax: number;
+  connectAttempts: number;
+}
+
+interface PlantRow {
+  id: string;
+  name: string;
+  tag: string | null;
+}
+
+const MAX_BACKOFF_MS = 5000;
+
+/**
+ * Plants in PostgreSQL, shared by any number of instances. Ids are BIGINT and travel as decimal
+ * text both ways, never through a double. Duplicates are settled by the primary key.
+ */
+export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(PostgresPlantsRepository.name);
+  private readonly pool: Pool;
+
+  constructor(private readonly options: PostgresOptions) {
+    this.pool = new Pool({
+      // Settings in the URL (application_name, options, ssl…) win over these defaults.
+      application_name: 'plant-store',
+      connectionString: options.url,
+      max: options.poolMax,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30000,
+    });
+    // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
+    // without a listener its error event would end the process.
+    this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
+  }
+
+  /** Applies the migrations, retrying with backoff while the server is unreachable. */
+  async onModuleInit(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.migrate();
+        return;
+      } catch (error) {
+        if (!isUnavailable(error)) throw error;
+        if (attempt >= this.options.connectAttempts) {
+          throw new StorageUnavailableError(
+            `PostgreSQL is unreachable after ${attempt} attempt(s): ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+        const delay = Math.min(200 * 2 ** (attempt - 1), MAX_BACKOFF_MS);
+        this.logger.warn(
+          `PostgreSQL is unreachable (attempt ${attempt} of ${this.options.connectAttempts}); retrying in ${delay} ms`,
+        );
+        await sleep(delay);
+      }
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async create(plant: Plant): Promise<Plant> {
+    try {
+      return await this.insertOrCompare(plant);
+    } catch (error) {
+      if (!isUnavailable(error)) throw this.translate(error);
+    }
+    // Once more, on a fresh connection: the insert is idempotent, so retrying after a lost
+    // connection is safe even if the first one committed.
+    try {
+      return await this.insertOrCompare(plant);
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  private async insertOrCompare(plant: Plant): Promise<Plant> {
+    const id = plant.id.toString();
+    const insert = await this.pool.query(
+      'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
+      [id, plant.name, plant.tag ?? null],
+    );
+    if (insert.rowCount === 1) return plant;
+    // A separate statement on purpose: under READ COMMITTED it sees the row a concurrent
+    // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
+    const { rows } = await this.pool.query<PlantRow>('SELECT id::text AS id, name, tag FROM plants WHERE id = $1', [
+      id,
+    ]);
+    if (rows.length === 0) throw new Error(`plant ${id} was neither inserted nor found`);
+    const existing = toPlant(rows[0]);
+    if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
+    return existing;
+  }
+
+  private translate(error: unknown): Error {
+    if (error instanceof PlantConflictError) return error;
+    if (isUnavailable(error)) return new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
+    return new StorageError('PostgreSQL failed to store a plant', { cause: error });
+  }
+
+  /** Applies the missing migrations in one transaction, serialised across instances by an advisory lock. */
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    let failed = false;
+    try {
+      await client.query('BEGIN');
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))");
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version    INTEGER PRIMARY KEY,
+                            name       TEXT NOT NULL,
+                            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                          )`);
+      await applyMissing(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      failed = true;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release(failed);
+    }
+  }
+}
+
+async function applyMissing(client: PoolClient): Promise<void> {
+  const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+  const applied = new Set(rows.map((row) => row.version));
+  const latest = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;
+  const newest = Math.max(0, ...applied);
+  if (newest > latest) {
+    throw new Error(`The PostgreSQL database has schema version ${newest}, newer than this build knows (${latest})`);
+  }
+  for (const migration of POSTGRES_MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    await client.query(migration.sql);
+    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+      migration.version,
+      migration.name,
+    ]);
+  }
+}
+
+function toPlant(row: PlantRow): Plant {
+  const id = BigInt(row.id);
+  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
+}

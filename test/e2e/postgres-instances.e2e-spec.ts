@@ -1,0 +1,56 @@
+import { request } from '../support/http';
+import { createTestSchema, describePostgres, TestSchema } from '../support/postgres';
+import { ServiceProcess, startService } from '../support/service-process';
+
+const TOKEN = 'instances-token';
+
+describePostgres('two instances over one PostgreSQL (e2e, two node dist/main.js processes)', () => {
+  let schema: TestSchema;
+  let instances: ServiceProcess[];
+
+  beforeAll(async () => {
+    schema = await createTestSchema();
+    const env = { DATABASE_URL: schema.url, AUTH_TOKENS: TOKEN, DATABASE_POOL_MAX: '5' };
+    // Started at the same moment: the advisory lock lets exactly one of them migrate.
+    instances = await Promise.all([startService(env), startService(env)]);
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
+    await schema.drop();
+  });
+
+  const create = (instance: ServiceProcess, id: bigint, name: string) =>
+    request(`${instance.url}/plants`, { body: `{"id":${id},"name":"${name}"}`, auth: `Bearer ${TOKEN}` });
+
+  it('should give each contested id exactly one winner, answer the rest 409, and lose nothing', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => 2n ** 53n + BigInt(i));
+    const [one, two] = instances;
+    // Per id, content A and content B race through both instances at once.
+    const rounds = await Promise.all(
+      ids.map(async (id) => {
+        const [a1, b2, a2, b1] = await Promise.all([
+          create(one, id, 'A'),
+          create(two, id, 'B'),
+          create(two, id, 'A'),
+          create(one, id, 'B'),
+        ]);
+        return { id, a: [a1.status, a2.status], b: [b1.status, b2.status] };
+      }),
+    );
+    for (const { a, b } of rounds) {
+      const aWon = a[0] === 200;
+      expect(a).toEqual(aWon ? [200, 200] : [409, 409]);
+      expect(b).toEqual(aWon ? [409, 409] : [200, 200]);
+    }
+
+    const { rows } = await schema.admin(`SELECT id::text AS id, name FROM ${schema.name}.plants ORDER BY id`);
+    expect(rows).toEqual(rounds.map(({ id, a }) => ({ id: id.toString(), name: a[0] === 200 ? 'A' : 'B' })));
+
+    // Identical replays of the winner are 200 on every instance.
+    for (const { id, a } of rounds.slice(0, 5)) {
+      const winner = a[0] === 200 ? 'A' : 'B';
+      expect((await create(one, id, winner)).body).toEqual({ name: winner });
+      expect((await create(two, id, winner)).body).toEqual({ name: winner });
+    }
+  });
+});

@@ -1,0 +1,113 @@
+import { PostgresPlantsRepository } from '../src/plants/persistence/postgres-plants.repository';
+import { StorageUnavailableError } from '../src/plants/persistence/storage-unavailable.error';
+import { describePlantsRepositoryContract } from './plants-repository.contract';
+import { createTestSchema, describePostgres, TestSchema, viaPort } from './support/postgres';
+import { TcpProxy } from './support/tcp-proxy';
+
+async function openRepository(url: string, connectAttempts = 1): Promise<PostgresPlantsRepository> {
+  const repository = new PostgresPlantsRepository({ url, poolMax: 20, connectAttempts });
+  await repository.onModuleInit();
+  return repository;
+}
+
+describePostgres('PostgreSQL', () => {
+  describePlantsRepositoryContract('PostgreSQL', async () => {
+    const schema = await createTestSchema();
+    let repository = await openRepository(schema.url);
+    return {
+      repository,
+      reopen: async () => {
+        await repository.onModuleDestroy();
+        repository = await openRepository(schema.url);
+        return repository;
+      },
+      dispose: async () => {
+        await repository.onModuleDestroy();
+        await schema.drop();
+      },
+    };
+  });
+
+  describe('PostgresPlantsRepository', () => {
+    let schema: TestSchema;
+    beforeEach(async () => (schema = await createTestSchema()));
+    afterEach(() => schema.drop());
+
+    it('should keep ids in a BIGINT primary key', async () => {
+      const repository = await openRepository(schema.url);
+      await repository.onModuleDestroy();
+      const { rows } = await schema.admin(
+        `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'plants' ORDER BY ordinal_position`,
+        [schema.name],
+      );
+      expect(rows).toEqual([
+        { column_name: 'id', data_type: 'bigint' },
+        { column_name: 'name', data_type: 'text' },
+        { column_name: 'tag', data_type: 'text' },
+      ]);
+    });
+
+    it('should migrate exactly once when several instances start at the same moment', async () => {
+      const repositories = await Promise.all(Array.from({ length: 5 }, () => openRepository(schema.url)));
+      await Promise.all(repositories.map((repository) => repository.onModuleDestroy()));
+      const { rows } = await schema.admin(`SELECT version, name FROM ${schema.name}.schema_migrations`);
+      expect(rows).toEqual([{ version: 1, name: 'create plants' }]);
+    });
+
+    it('should refuse a schema newer than it knows', async () => {
+      await (await openRepository(schema.url)).onModuleDestroy();
+      await schema.admin(`INSERT INTO ${schema.name}.schema_migrations (version, name) VALUES (99, 'from the future')`);
+      await expect(openRepository(schema.url)).rejects.toThrow(
+        'The PostgreSQL database has schema version 99, newer than this build knows (1)',
+      );
+    });
+
+    describe('when the server is unreachable at start-up', () => {
+      it('should retry, then give up with one clear error', async () => {
+        const proxy = new TcpProxy('127.0.0.1', 1);
+        await proxy.start();
+        await proxy.cut();
+        const started = Date.now();
+        await expect(openRepository(viaPort(schema.url, proxy.port), 3)).rejects.toThrow(
+          /^PostgreSQL is unreachable after 3 attempt\(s\): /,
+        );
+        // Backoff of 200 ms then 400 ms between the three attempts.
+        expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+      });
+    });
+
+    describe('when the database goes away during operation', () => {
+      let proxy: TcpProxy;
+      let repository: PostgresPlantsRepository;
+
+      beforeEach(async () => {
+        const target = new URL(schema.url);
+        proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+        await proxy.start();
+        repository = await openRepository(viaPort(schema.url, proxy.port));
+      });
+      afterEach(async () => {
+        await proxy.cut();
+        await repository.onModuleDestroy();
+      });
+
+      it('should reject with StorageUnavailableError, then recover on its own', async () => {
+        await repository.create({ id: 1n, name: 'before' });
+        await proxy.cut();
+        await expect(repository.create({ id: 2n, name: 'during' })).rejects.toThrow(StorageUnavailableError);
+        await proxy.start();
+        await expect(repository.create({ id: 2n, name: 'during' })).resolves.toEqual({ id: 2n, name: 'during' });
+        await expect(repository.create({ id: 1n, name: 'before' })).resolves.toEqual({ id: 1n, name: 'before' });
+      });
+
+      it('should survive its connections being terminated by the server', async () => {
+        await repository.create({ id: 3n, name: 'first' });
+        await schema.admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+          schema.name,
+        ]);
+        await expect(repository.create({ id: 4n, name: 'after' })).resolves.toEqual({ id: 4n, name: 'after' });
+        await expect(repository.create({ id: 3n, name: 'first' })).resolves.toEqual({ id: 3n, name: 'first' });
+      });
+    });
+  });
+});
