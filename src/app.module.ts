@@ -5,8 +5,12 @@ import { BearerAuthGuard } from './auth/bearer-auth.guard';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
+import { HealthModule } from './health/health.module';
 import { RequestValidationPipe } from './http/request-validation.pipe';
+import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { PlantsModule } from './plants/plants.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
  * The whole service. It takes the validated configuration from its caller (`main.ts`, or a test)
@@ -17,7 +21,15 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), AuthModule, PlantsModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        MetricsModule,
+        AuthModule,
+        PlantsModule,
+        HealthModule,
+        RateLimitModule.forRoot(config.rateLimitPerMinute),
+      ],
       providers: [
         { provide: APP_GUARD, useExisting: BearerAuthGuard },
         { provide: APP_PIPE, useClass: RequestValidationPipe },

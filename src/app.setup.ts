@@ -1,29 +1,68 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import helmet from '@fastify/helmet';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig } from './config/app-config';
 import { parseJsonBody } from './http/json-body.parser';
+import { RoutedRequest } from './logging/logging.module';
+import { MetricsService } from './metrics/metrics.service';
+import { setupMetrics } from './metrics/metrics.setup';
 import { createOpenApiDocument } from './openapi/openapi-document';
 
+/** The Fastify adapter with the server timeouts for running behind a load balancer. */
+export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
+  return new FastifyAdapter({
+    // Longer than the balancer's idle timeout, so the balancer, not us, closes idle connections.
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    requestTimeout: config.timeouts.requestMs,
+    // While closing, requests on open connections are still served; new connections are refused.
+    return503OnClosing: false,
+  });
+}
+
 /**
- * Everything about the app that is not a provider: the body parser, the early auth hook and
- * the docs. `main.ts` and the tests both call it, so tests run what ships.
+ * Everything about the app that is not a provider: security headers, CORS, the body parser, the
+ * early auth hook, metrics and the docs. `main.ts` and the tests both call it, so tests run what ships.
  */
-export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
-  const { bodyLimit } = app.get(AppConfig);
+export async function configureApp(app: NestFastifyApplication): Promise<NestFastifyApplication> {
+  const config = app.get(AppConfig);
+  const verifier = app.get(AccessTokenVerifier);
   const fastify = app.getHttpAdapter().getInstance();
+  // Node must wait for headers longer than it keeps idle connections, or a reused connection can race.
+  app.getHttpServer().headersTimeout = config.timeouts.keepAliveMs + 1000;
+
+  fastify.addHook('onRequest', async (request) => {
+    (request.raw as RoutedRequest).routeTemplate = request.routeOptions.url;
+  });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      // Helmet's defaults, which the Swagger UI at /docs works with (its scripts are files, not
+      // inline), minus upgrade-insecure-requests, which would break /docs served over plain HTTP.
+      directives: { upgradeInsecureRequests: null, imgSrc: ["'self'", 'data:'] },
+    },
+  });
+  if (config.corsOrigins.length > 0) {
+    app.enableCors({
+      origin: [...config.corsOrigins],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id', 'Retry-After'],
+    });
+  }
 
   // Only JSON is accepted: any other content type (text/plain included) is a 415.
   fastify.removeAllContentTypeParsers();
-  app.useBodyParser('application/json', { bodyLimit }, (_request, body, done) => {
+  app.useBodyParser('application/json', { bodyLimit: config.bodyLimit }, (_request, body, done) => {
     try {
       done(null, parseJsonBody(body));
     } catch (error) {
       done(error as Error, undefined);
     }
   });
-  authenticateBeforeBody(fastify, app.get(AccessTokenVerifier));
+  authenticateBeforeBody(fastify, verifier);
+
+  const metricsServer = await setupMetrics(fastify, app.get(MetricsService), config, verifier);
+  if (metricsServer) fastify.addHook('onClose', (_instance, done) => void metricsServer.close(() => done()));
 
   SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
     jsonDocumentUrl: 'docs-json',

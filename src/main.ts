@@ -1,18 +1,26 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { configureApp, createFastifyAdapter } from './app.setup';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
-import { configureApp } from './app.setup';
 import { ConfigError } from './config/config.error';
 import { loadConfig } from './config/load-config';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), new FastifyAdapter(), {
-    abortOnError: false,
-  });
-  configureApp(app);
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createFastifyAdapter(config),
+    {
+      abortOnError: false,
+      bufferLogs: true,
+    },
+  );
+  app.useLogger(app.get(PinoLogger));
+  app.flushLogs();
+  await configureApp(app);
   await app.listen({ port: config.port, host: config.host });
   const url = await app.getUrl();
   const logger = new Logger('PlantStore');
@@ -24,14 +32,21 @@ async function bootstrap(): Promise<void> {
     );
   }
   logger.log(`Listening on ${url}; API docs at /docs`);
-  closeOnSignals(app, logger);
+  closeOnSignals(app, logger, config.timeouts.shutdownMs);
 }
 
-/** SIGTERM/SIGINT: stop taking connections, let requests in flight finish, close the store, exit 0. */
-function closeOnSignals(app: NestFastifyApplication, logger: Logger): void {
+/**
+ * SIGTERM/SIGINT: stop taking connections, let requests in flight finish, close the store, exit 0.
+ * Past `timeoutMs` it gives up waiting and exits 1.
+ */
+function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: number): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      logger.log(`${signal} received: closing`);
+      logger.log(`${signal} received: finishing requests in flight, then closing`);
+      setTimeout(() => {
+        logger.error(`Shutdown did not finish within ${timeoutMs} ms; exiting`);
+        process.exit(1);
+      }, timeoutMs).unref();
       app.close().then(
         () => process.exit(0),
         (error: unknown) => {
@@ -47,5 +62,7 @@ bootstrap().catch((error: unknown) => {
   // One line for the operator: what is wrong, never a stack trace or a secret.
   const reason = error instanceof ConfigError ? error.message : `Start-up failed: ${(error as Error).message}`;
   console.error(reason);
-  process.exit(1);
+  // Let the logger drain what it buffered (the retries that led here); force the exit if something lingers.
+  process.exitCode = 1;
+  setTimeout(() => process.exit(1), 1000).unref();
 });

@@ -1,6 +1,9 @@
 import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
-import { PlantsRepository } from '../src/plants/persistence/plants.repository';
+import { CreateResult, PlantsRepository } from '../src/plants/persistence/plants.repository';
 import { Plant } from '../src/plants/plant';
+
+const created = (plant: Plant): CreateResult => ({ plant, created: true });
+const replayed = (plant: Plant): CreateResult => ({ plant, created: false });
 
 /** Makes a repository over an empty store, and the means to reopen and dispose of it. */
 export interface RepositoryHarness {
@@ -26,28 +29,24 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
     afterEach(() => harness.dispose());
 
     describe('create', () => {
-      it('should return the plant it stored', async () => {
-        await expect(repository.create({ id: 1n, name: 'Monstera', tag: 'tropical' })).resolves.toEqual({
-          id: 1n,
-          name: 'Monstera',
-          tag: 'tropical',
-        });
+      it('should return the plant it stored, as created', async () => {
+        await expect(repository.create({ id: 1n, name: 'Monstera', tag: 'tropical' })).resolves.toEqual(
+          created({ id: 1n, name: 'Monstera', tag: 'tropical' }),
+        );
       });
 
       it('should store a plant without a tag as having none', async () => {
-        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual({ id: 2n, name: 'Fern' });
-        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual({ id: 2n, name: 'Fern' });
+        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual(created({ id: 2n, name: 'Fern' }));
+        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual(replayed({ id: 2n, name: 'Fern' }));
       });
     });
 
     describe('when the same id comes again', () => {
       it('should accept an identical plant and return the stored one', async () => {
         await repository.create({ id: 3n, name: 'Calathea', tag: 'prayer' });
-        await expect(repository.create({ id: 3n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual({
-          id: 3n,
-          name: 'Calathea',
-          tag: 'prayer',
-        });
+        await expect(repository.create({ id: 3n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual(
+          replayed({ id: 3n, name: 'Calathea', tag: 'prayer' }),
+        );
       });
 
       it.each<[string, Plant]>([
@@ -57,11 +56,9 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
       ])('should reject %s with PlantConflictError and keep the stored plant', async (_label, conflicting) => {
         await repository.create({ id: 4n, name: 'Calathea', tag: 'prayer' });
         await expect(repository.create(conflicting)).rejects.toThrow(PlantConflictError);
-        await expect(repository.create({ id: 4n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual({
-          id: 4n,
-          name: 'Calathea',
-          tag: 'prayer',
-        });
+        await expect(repository.create({ id: 4n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual(
+          replayed({ id: 4n, name: 'Calathea', tag: 'prayer' }),
+        );
       });
 
       it('should reject a tag where the stored plant has none', async () => {
@@ -79,7 +76,7 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
           await repository.create({ id: neighbour, name: 'neighbour' });
           await expect(repository.create({ id, name: 'neighbour' })).rejects.toThrow(new PlantConflictError(id));
           const reopened = await harness.reopen();
-          await expect(reopened.create({ id, name: 'exact' })).resolves.toEqual({ id, name: 'exact' });
+          await expect(reopened.create({ id, name: 'exact' })).resolves.toEqual(replayed({ id, name: 'exact' }));
         },
       );
     });
@@ -90,9 +87,17 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
         async (name) => {
           await repository.create({ id: 6n, name, tag: name });
           const reopened = await harness.reopen();
-          await expect(reopened.create({ id: 6n, name, tag: name })).resolves.toEqual({ id: 6n, name, tag: name });
+          await expect(reopened.create({ id: 6n, name, tag: name })).resolves.toEqual(
+            replayed({ id: 6n, name, tag: name }),
+          );
         },
       );
+    });
+
+    describe('ping', () => {
+      it('should resolve while the store is open and migrated', async () => {
+        await expect(repository.ping()).resolves.toBeUndefined();
+      });
     });
 
     describe('durability', () => {
@@ -100,11 +105,9 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
         await repository.create({ id: 7n, name: 'Kept', tag: 'durable' });
         const reopened = await harness.reopen();
         await expect(reopened.create({ id: 7n, name: 'Changed' })).rejects.toThrow(PlantConflictError);
-        await expect(reopened.create({ id: 7n, name: 'Kept', tag: 'durable' })).resolves.toEqual({
-          id: 7n,
-          name: 'Kept',
-          tag: 'durable',
-        });
+        await expect(reopened.create({ id: 7n, name: 'Kept', tag: 'durable' })).resolves.toEqual(
+          replayed({ id: 7n, name: 'Kept', tag: 'durable' }),
+        );
       });
     });
 
@@ -112,7 +115,7 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
       it('should lose nothing among hundreds of concurrent creates', async () => {
         const ids = Array.from({ length: 300 }, (_, i) => BigInt(i) + 2n ** 60n);
         const results = await Promise.all(ids.map((id) => repository.create({ id, name: `plant ${id}` })));
-        expect(results.map((plant) => plant.id)).toEqual(ids);
+        expect(results).toEqual(ids.map((id) => created({ id, name: `plant ${id}` })));
         const replays = await Promise.allSettled(ids.map((id) => repository.create({ id, name: `other ${id}` })));
         expect(
           replays.every((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError),

@@ -3,22 +3,29 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
+import { JwtVerifier } from './jwt.verifier';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 7235).
 const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
-/** Checks `Authorization` headers against the configured bearer tokens, in constant time. */
+/**
+ * Checks `Authorization` headers: against the static tokens (in constant time), then, when
+ * configured, as a signed JWT.
+ */
 @Injectable()
 export class AccessTokenVerifier implements OnModuleInit {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
+  private jwt?: JwtVerifier;
   /** The token made for development when no AUTH_TOKENS are configured; printed once listening. */
   developmentToken?: string;
 
   constructor(private readonly config: AppConfig) {}
 
   onModuleInit(): void {
-    if (this.config.authTokens.length === 0) {
+    if (this.config.jwt) this.jwt = new JwtVerifier(this.config.jwt);
+    if (this.config.authTokens.length === 0 && !this.jwt) {
       const { token, created } = loadOrCreateDevToken(this.config.dataDir);
       this.logger.warn(
         `No AUTH_TOKENS configured: using the development token ${created ? 'just made' : 'kept'} in ${this.config.dataDir}`,
@@ -29,7 +36,7 @@ export class AccessTokenVerifier implements OnModuleInit {
   }
 
   /** Throws `InvalidCredentialsException` unless the header carries an accepted bearer token. */
-  verify(authorization: string | undefined): void {
+  async verify(authorization: string | undefined): Promise<void> {
     if (authorization === undefined || authorization === '') {
       throw new InvalidCredentialsException('Authorization header with a Bearer token is required', false);
     }
@@ -41,7 +48,15 @@ export class AccessTokenVerifier implements OnModuleInit {
     // Compare with every token, without stopping at a match, so timing says nothing about which.
     let accepted = false;
     for (const known of this.digests) accepted = timingSafeEqual(presented, known) || accepted;
-    if (!accepted) throw new InvalidCredentialsException('Bearer token is invalid or expired', true);
+    if (accepted) return;
+    if (this.jwt && JWT_SHAPE.test(token)) {
+      try {
+        return await this.jwt.verify(token);
+      } catch {
+        // Expired, wrong audience, unknown key…: all the same 401 to the client.
+      }
+    }
+    throw new InvalidCredentialsException('Bearer token is invalid or expired', true);
   }
 }
 

@@ -38,9 +38,9 @@ describe('BearerAuthGuard', () => {
   const config = loadConfig({ AUTH_TOKENS: 'first-token, second-token' });
   const guard = new BearerAuthGuard(new Reflector(), verifierFor(config));
 
-  const rejection = (handler: keyof ExampleController, authorization?: string) => {
+  const rejection = async (handler: keyof ExampleController, authorization?: string) => {
     try {
-      guard.canActivate(contextFor(handler, authorization));
+      await guard.canActivate(contextFor(handler, authorization));
     } catch (error) {
       return error as InvalidCredentialsException;
     }
@@ -48,21 +48,21 @@ describe('BearerAuthGuard', () => {
   };
 
   describe('when the route is @Public()', () => {
-    it('should let a request without a credential through', () => {
-      expect(guard.canActivate(contextFor('open'))).toBe(true);
+    it('should let a request without a credential through', async () => {
+      await expect(guard.canActivate(contextFor('open'))).resolves.toBe(true);
     });
   });
 
   describe('when the route is protected', () => {
     it.each(['Bearer first-token', 'Bearer second-token', 'bearer first-token', 'BEARER  second-token'])(
       'should accept %s',
-      (header) => {
-        expect(guard.canActivate(contextFor('closed', header))).toBe(true);
+      async (header) => {
+        await expect(guard.canActivate(contextFor('closed', header))).resolves.toBe(true);
       },
     );
 
-    it('should refuse a missing header with the bare realm challenge', () => {
-      const error = rejection('closed');
+    it('should refuse a missing header with the bare realm challenge', async () => {
+      const error = await rejection('closed');
       expect(error).toBeInstanceOf(UnauthorizedException);
       expect(error.message).toBe('Authorization header with a Bearer token is required');
       expect(error.challenge).toBe('Bearer realm="plant-store"');
@@ -70,8 +70,8 @@ describe('BearerAuthGuard', () => {
 
     it.each(['Basic Zmlyc3QtdG9rZW4=', 'Bearer', 'Bearer two tokens', 'first-token'])(
       'should refuse the malformed header %j',
-      (header) => {
-        const error = rejection('closed', header);
+      async (header) => {
+        const error = await rejection('closed', header);
         expect(error.message).toBe('Authorization header must have the form "Bearer <token>"');
         expect(error.challenge).toBe('Bearer realm="plant-store"');
       },
@@ -79,8 +79,8 @@ describe('BearerAuthGuard', () => {
 
     it.each(['Bearer first-toke', 'Bearer first-tokenx', 'Bearer First-token'])(
       'should refuse the unknown token in %j with invalid_token',
-      (header) => {
-        const error = rejection('closed', header);
+      async (header) => {
+        const error = await rejection('closed', header);
         expect(error.message).toBe('Bearer token is invalid or expired');
         expect(error.challenge).toBe('Bearer realm="plant-store", error="invalid_token"');
       },
@@ -92,16 +92,18 @@ describe('BearerAuthGuard', () => {
     beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'plant-store-guard-'))));
     afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-    it('should make one development token, keep it, and accept only it', () => {
+    it('should make one development token, keep it, and accept only it', async () => {
       const devConfig = loadConfig({ DATA_DIR: dataDir });
       const first = new BearerAuthGuard(new Reflector(), verifierFor(devConfig));
       const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
       expect(token).toMatch(/^dev_[A-Za-z0-9_-]{32}$/);
-      expect(first.canActivate(contextFor('closed', `Bearer ${token}`))).toBe(true);
+      await expect(first.canActivate(contextFor('closed', `Bearer ${token}`))).resolves.toBe(true);
       // A restart reads the same token back.
       const second = new BearerAuthGuard(new Reflector(), verifierFor(devConfig));
-      expect(second.canActivate(contextFor('closed', `Bearer ${token}`))).toBe(true);
-      expect(() => second.canActivate(contextFor('closed', 'Bearer dev_other'))).toThrow(InvalidCredentialsException);
+      await expect(second.canActivate(contextFor('closed', `Bearer ${token}`))).resolves.toBe(true);
+      await expect(second.canActivate(contextFor('closed', 'Bearer dev_other'))).rejects.toThrow(
+        InvalidCredentialsException,
+      );
     });
   });
 });

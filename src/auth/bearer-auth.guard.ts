@@ -12,14 +12,14 @@ export class BearerAuthGuard implements CanActivate {
     private readonly verifier: AccessTokenVerifier,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
       context.getHandler(),
       context.getClass(),
     ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    this.verifier.verify(request.headers.authorization);
+    await this.verifier.verify(request.headers.authorization);
     return true;
   }
 }

@@ -10,6 +10,14 @@ export type DatabaseConfig =
       readonly connectAttempts: number;
     };
 
+/** Signed JWTs accepted as bearer tokens, besides the static ones. */
+export interface JwtConfig {
+  readonly jwksUrl?: string;
+  readonly publicKey?: string;
+  readonly issuer: string;
+  readonly audience: string;
+}
+
 /**
  * The validated configuration of the service. Built once from the environment by `loadConfig`
  * and provided under this class as its DI token, so nothing else reads `process.env`.
@@ -18,11 +26,20 @@ export abstract class AppConfig {
   abstract readonly port: number;
   abstract readonly host: string;
   abstract readonly database: DatabaseConfig;
-  /** Accepted bearer tokens; empty means "make a development token" (never in production). */
+  /** Accepted static bearer tokens; none and no JWT means "make a development token" (never in production). */
   abstract readonly authTokens: readonly string[];
+  abstract readonly jwt?: JwtConfig;
   abstract readonly production: boolean;
   /** Largest accepted request body, in bytes. */
   abstract readonly bodyLimit: number;
   /** Folder for files the service keeps (the development token). */
   abstract readonly dataDir: string;
+  abstract readonly log: { readonly level: string; readonly format: 'json' | 'pretty' };
+  /** `/metrics`: public or behind the bearer token; or only on its own port when `port` is set. */
+  abstract readonly metrics: { readonly public: boolean; readonly port?: number };
+  /** Origins allowed by CORS; empty means CORS is off. */
+  abstract readonly corsOrigins: readonly string[];
+  /** Requests per minute per token; undefined means no rate limit. */
+  abstract readonly rateLimitPerMinute?: number;
+  abstract readonly timeouts: { readonly shutdownMs: number; readonly keepAliveMs: number; readonly requestMs: number };
 }

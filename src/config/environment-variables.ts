@@ -1,14 +1,22 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+
+/** An integer variable in [min, max]; one message for every way it can be wrong. */
+function IntegerBetween(name: string, min: number, max: number): PropertyDecorator {
+  const message = `${name} must be an integer between ${min} and ${max}`;
+  return (target, key) => {
+    IsOptional()(target, key);
+    Type(() => Number)(target, key);
+    IsInt({ message })(target, key);
+    Min(min, { message })(target, key);
+    Max(max, { message })(target, key);
+  };
+}
 
 /** The environment the service reads, with the rules each variable must meet. */
 export class EnvironmentVariables {
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'PORT must be an integer between 0 and 65535' })
-  @Min(0, { message: 'PORT must be an integer between 0 and 65535' })
-  @Max(65535, { message: 'PORT must be an integer between 0 and 65535' })
+  @IntegerBetween('PORT', 0, 65535)
   PORT?: number;
 
   @IsOptional()
@@ -21,38 +29,73 @@ export class EnvironmentVariables {
   })
   DATABASE_URL?: string;
 
+  @IntegerBetween('DATABASE_POOL_MAX', 1, 1000)
+  DATABASE_POOL_MAX?: number;
+
+  @IntegerBetween('DATABASE_CONNECT_ATTEMPTS', 1, 100)
+  DATABASE_CONNECT_ATTEMPTS?: number;
+
   @IsOptional()
   @IsString()
   AUTH_TOKENS?: string;
 
   @IsOptional()
-  @IsIn(['production', 'development', 'test'], {
-    message: 'NODE_ENV must be production, development or test',
-  })
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] }, { message: 'AUTH_JWKS_URL must be an http(s) URL' })
+  AUTH_JWKS_URL?: string;
+
+  @IsOptional()
+  @Matches(/-----BEGIN PUBLIC KEY-----/, { message: 'AUTH_JWT_PUBLIC_KEY must be a PEM public key (SPKI)' })
+  AUTH_JWT_PUBLIC_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  AUTH_JWT_ISSUER?: string;
+
+  @IsOptional()
+  @IsString()
+  AUTH_JWT_AUDIENCE?: string;
+
+  @IsOptional()
+  @IsIn(['production', 'development', 'test'], { message: 'NODE_ENV must be production, development or test' })
   NODE_ENV?: string;
 
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'BODY_LIMIT must be a whole number of bytes between 1024 and 104857600' })
-  @Min(1024, { message: 'BODY_LIMIT must be a whole number of bytes between 1024 and 104857600' })
-  @Max(104857600, { message: 'BODY_LIMIT must be a whole number of bytes between 1024 and 104857600' })
+  @IntegerBetween('BODY_LIMIT', 1024, 104857600)
   BODY_LIMIT?: number;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'DATABASE_POOL_MAX must be an integer between 1 and 1000' })
-  @Min(1, { message: 'DATABASE_POOL_MAX must be an integer between 1 and 1000' })
-  @Max(1000, { message: 'DATABASE_POOL_MAX must be an integer between 1 and 1000' })
-  DATABASE_POOL_MAX?: number;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100' })
-  @Min(1, { message: 'DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100' })
-  @Max(100, { message: 'DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100' })
-  DATABASE_CONNECT_ATTEMPTS?: number;
 
   @IsOptional()
   @IsNotEmpty({ message: 'DATA_DIR must not be empty' })
   DATA_DIR?: string;
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    message: 'LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent',
+  })
+  LOG_LEVEL?: string;
+
+  @IsOptional()
+  @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
+  LOG_FORMAT?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'METRICS_PUBLIC must be true or false' })
+  METRICS_PUBLIC?: string;
+
+  @IntegerBetween('METRICS_PORT', 1, 65535)
+  METRICS_PORT?: number;
+
+  @IsOptional()
+  @IsString()
+  CORS_ORIGINS?: string;
+
+  @IntegerBetween('RATE_LIMIT_PER_MINUTE', 1, 1000000)
+  RATE_LIMIT_PER_MINUTE?: number;
+
+  @IntegerBetween('SHUTDOWN_TIMEOUT_MS', 100, 600000)
+  SHUTDOWN_TIMEOUT_MS?: number;
+
+  @IntegerBetween('KEEP_ALIVE_TIMEOUT_MS', 1000, 3600000)
+  KEEP_ALIVE_TIMEOUT_MS?: number;
+
+  @IntegerBetween('REQUEST_TIMEOUT_MS', 1000, 3600000)
+  REQUEST_TIMEOUT_MS?: number;
 }

@@ -10,9 +10,15 @@ describe('loadConfig', () => {
         host: '0.0.0.0',
         database: { kind: 'sqlite', path: resolve('data/plants.db') },
         authTokens: [],
+        jwt: undefined,
         production: false,
         bodyLimit: 1048576,
         dataDir: resolve('data'),
+        log: { level: 'info', format: 'pretty' },
+        metrics: { public: false, port: undefined },
+        corsOrigins: [],
+        rateLimitPerMinute: undefined,
+        timeouts: { shutdownMs: 10000, keepAliveMs: 75000, requestMs: 30000 },
       });
     });
 
@@ -28,21 +34,54 @@ describe('loadConfig', () => {
         HOST: '127.0.0.1',
         DATABASE_URL: 'postgresql://plants@db:5432/plants',
         AUTH_TOKENS: ' one , two,, three= ',
+        AUTH_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
+        AUTH_JWT_ISSUER: 'https://idp.example.com/',
+        AUTH_JWT_AUDIENCE: 'plant-store',
         NODE_ENV: 'production',
         BODY_LIMIT: '4096',
         DATA_DIR: '/tmp/plants',
         DATABASE_POOL_MAX: '25',
         DATABASE_CONNECT_ATTEMPTS: '3',
+        LOG_LEVEL: 'debug',
+        METRICS_PUBLIC: 'true',
+        METRICS_PORT: '9100',
+        CORS_ORIGINS: 'https://a.example, https://b.example',
+        RATE_LIMIT_PER_MINUTE: '600',
+        SHUTDOWN_TIMEOUT_MS: '5000',
+        KEEP_ALIVE_TIMEOUT_MS: '65000',
+        REQUEST_TIMEOUT_MS: '10000',
       });
       expect(config).toEqual({
         port: 8080,
         host: '127.0.0.1',
         database: { kind: 'postgres', url: 'postgresql://plants@db:5432/plants', poolMax: 25, connectAttempts: 3 },
         authTokens: ['one', 'two', 'three='],
+        jwt: {
+          jwksUrl: 'https://idp.example.com/.well-known/jwks.json',
+          publicKey: undefined,
+          issuer: 'https://idp.example.com/',
+          audience: 'plant-store',
+        },
         production: true,
         bodyLimit: 4096,
         dataDir: '/tmp/plants',
+        log: { level: 'debug', format: 'json' },
+        metrics: { public: true, port: 9100 },
+        corsOrigins: ['https://a.example', 'https://b.example'],
+        rateLimitPerMinute: 600,
+        timeouts: { shutdownMs: 5000, keepAliveMs: 65000, requestMs: 10000 },
       });
+    });
+
+    it('should accept JWTs alone in production', () => {
+      const config = loadConfig({
+        NODE_ENV: 'production',
+        AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----',
+        AUTH_JWT_ISSUER: 'issuer',
+        AUTH_JWT_AUDIENCE: 'audience',
+      });
+      expect(config.authTokens).toEqual([]);
+      expect(config.jwt?.issuer).toBe('issuer');
     });
 
     it('should default the PostgreSQL pool to 10 connections and 10 start-up attempts', () => {
@@ -69,12 +108,22 @@ describe('loadConfig', () => {
       [{ PORT: '80.5' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
       [
         { BODY_LIMIT: '10' },
-        'Invalid configuration: BODY_LIMIT must be a whole number of bytes between 1024 and 104857600',
+        'Invalid configuration: BODY_LIMIT must be an integer between 1024 and 104857600',
       ],
       [{ DATABASE_POOL_MAX: '0' }, 'Invalid configuration: DATABASE_POOL_MAX must be an integer between 1 and 1000'],
       [
         { DATABASE_CONNECT_ATTEMPTS: 'many' },
         'Invalid configuration: DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100',
+      ],
+      [
+        { AUTH_JWKS_URL: 'https://idp/jwks' },
+        'Invalid configuration: AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are required with JWT bearer tokens',
+      ],
+      [{ AUTH_JWKS_URL: 'not a url' }, 'Invalid configuration: AUTH_JWKS_URL must be an http(s) URL'],
+      [{ LOG_FORMAT: 'xml' }, 'Invalid configuration: LOG_FORMAT must be json or pretty'],
+      [
+        { RATE_LIMIT_PER_MINUTE: '0' },
+        'Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer between 1 and 1000000',
       ],
       [{ NODE_ENV: 'prod' }, 'Invalid configuration: NODE_ENV must be production, development or test'],
       [
@@ -87,7 +136,7 @@ describe('loadConfig', () => {
       ],
       [
         { NODE_ENV: 'production' },
-        'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',
+        'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
       ],
     ])('should refuse %j with one line naming the variable', (env, message) => {
       expect(() => loadConfig(env)).toThrow(new ConfigError(message));

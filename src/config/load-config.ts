@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { AppConfig, DatabaseConfig } from './app-config';
+import { AppConfig, DatabaseConfig, JwtConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 
@@ -25,17 +25,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   }
 
   const production = vars.NODE_ENV === 'production';
-  const authTokens = (vars.AUTH_TOKENS ?? '')
-    .split(',')
-    .map((token) => token.trim())
-    .filter((token) => token !== '');
+  const authTokens = list(vars.AUTH_TOKENS);
   if (!authTokens.every((token) => TOKEN68.test(token))) {
     throw new ConfigError(
       'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
     );
   }
-  if (production && authTokens.length === 0) {
-    throw new ConfigError('Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production');
+  const jwt = jwtConfig(vars);
+  if (production && authTokens.length === 0 && jwt === undefined) {
+    throw new ConfigError(
+      'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
+    );
   }
 
   return {
@@ -43,10 +43,50 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     host: vars.HOST ?? '0.0.0.0',
     database: databaseConfig(vars),
     authTokens,
+    jwt,
     production,
     bodyLimit: vars.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
     dataDir: resolve(vars.DATA_DIR ?? './data'),
+    log: {
+      level: vars.LOG_LEVEL ?? 'info',
+      format: (vars.LOG_FORMAT as 'json' | 'pretty' | undefined) ?? (production ? 'json' : 'pretty'),
+    },
+    metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
+    corsOrigins: list(vars.CORS_ORIGINS),
+    rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    timeouts: {
+      shutdownMs: vars.SHUTDOWN_TIMEOUT_MS ?? 10000,
+      // Longer than the idle timeout of common load balancers (AWS ALB: 60 s), so they close first.
+      keepAliveMs: vars.KEEP_ALIVE_TIMEOUT_MS ?? 75000,
+      requestMs: vars.REQUEST_TIMEOUT_MS ?? 30000,
+    },
   };
+}
+
+function jwtConfig(vars: EnvironmentVariables): JwtConfig | undefined {
+  const {
+    AUTH_JWKS_URL: jwksUrl,
+    AUTH_JWT_PUBLIC_KEY: publicKey,
+    AUTH_JWT_ISSUER: issuer,
+    AUTH_JWT_AUDIENCE: audience,
+  } = vars;
+  if (jwksUrl === undefined && publicKey === undefined) return undefined;
+  if (jwksUrl !== undefined && publicKey !== undefined) {
+    throw new ConfigError('Invalid configuration: set AUTH_JWKS_URL or AUTH_JWT_PUBLIC_KEY, not both');
+  }
+  if (issuer === undefined || audience === undefined) {
+    throw new ConfigError(
+      'Invalid configuration: AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are required with JWT bearer tokens',
+    );
+  }
+  return { jwksUrl, publicKey, issuer, audience };
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 function databaseConfig(vars: EnvironmentVariables): DatabaseConfig {

@@ -11,7 +11,7 @@ import { createOpenApiDocument } from './openapi-document';
  * The app is created but never initialised, so no database is opened and no token is made.
  */
 async function generate(): Promise<void> {
-  const config = loadConfig({ AUTH_TOKENS: 'unused' });
+  const config = loadConfig({ AUTH_TOKENS: 'unused', LOG_LEVEL: 'silent' });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), new FastifyAdapter(), {
     logger: false,
   });

@@ -26,6 +26,7 @@ export class PlantsController {
     409: 'The id is already stored with a different name or tag; nothing was changed.',
     413: 'The body is larger than the configured limit (BODY_LIMIT, 1 MiB by default).',
     415: 'The body is not application/json.',
+    429: 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).',
     500: 'An unexpected failure; the details are in the service log.',
     503: 'The database is unreachable; the plant was not stored. Retry after a short wait.',
   })

@@ -1,31 +1,45 @@
-import { ConflictException } from '@nestjs/common';
+import { ConflictException, ServiceUnavailableException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
+import { StorageUnavailableError } from './persistence/storage-unavailable.error';
 import { StorageError } from './persistence/storage.error';
 import { PlantsService } from './plants.service';
 
 describe('PlantsService', () => {
   let service: PlantsService;
   let repository: jest.Mocked<PlantsRepository>;
+  let metrics: MetricsService;
+
+  const counted = async (name: string, labels: Record<string, string>) => {
+    const metric = await metrics.registry.getSingleMetric(name)!.get();
+    return metric.values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value ?? 0;
+  };
 
   beforeEach(async () => {
-    repository = { create: jest.fn() };
+    repository = { create: jest.fn(), ping: jest.fn() };
     const moduleRef = await Test.createTestingModule({
-      providers: [PlantsService, { provide: PlantsRepository, useValue: repository }],
+      providers: [PlantsService, MetricsService, { provide: PlantsRepository, useValue: repository }],
     }).compile();
     service = moduleRef.get(PlantsService);
+    metrics = moduleRef.get(MetricsService);
   });
 
   describe('create', () => {
-    it('should return the plant the repository stored', async () => {
-      repository.create.mockResolvedValue({ id: 9007199254740993n, name: 'Monstera', tag: 'tropical' });
-      await expect(service.create({ id: 9007199254740993n, name: 'Monstera', tag: 'tropical' })).resolves.toEqual({
-        id: 9007199254740993n,
-        name: 'Monstera',
-        tag: 'tropical',
-      });
-      expect(repository.create).toHaveBeenCalledWith({ id: 9007199254740993n, name: 'Monstera', tag: 'tropical' });
+    it('should return the plant the repository stored and count it as created', async () => {
+      const plant = { id: 9007199254740993n, name: 'Monstera', tag: 'tropical' };
+      repository.create.mockResolvedValue({ plant, created: true });
+      await expect(service.create(plant)).resolves.toEqual(plant);
+      expect(repository.create).toHaveBeenCalledWith(plant);
+      expect(await counted('plant_store_plants_total', { outcome: 'created' })).toBe(1);
+    });
+
+    it('should count an identical replay as replayed', async () => {
+      repository.create.mockResolvedValue({ plant: { id: 1n, name: 'x' }, created: false });
+      await expect(service.create({ id: 1n, name: 'x' })).resolves.toEqual({ id: 1n, name: 'x' });
+      expect(await counted('plant_store_plants_total', { outcome: 'replayed' })).toBe(1);
+      expect(await counted('plant_store_plants_total', { outcome: 'created' })).toBe(0);
     });
 
     it('should turn a conflicting id into a 409 that names the id', async () => {
@@ -35,10 +49,17 @@ describe('PlantsService', () => {
       await expect(result).rejects.toThrow('A plant with id 7 already exists with a different name or tag');
     });
 
-    it('should let storage failures through for the filter to answer 500', async () => {
+    it('should turn an unreachable store into a 503 and count it', async () => {
+      repository.create.mockRejectedValue(new StorageUnavailableError('PostgreSQL is unavailable', { cause: null }));
+      await expect(service.create({ id: 1n, name: 'x' })).rejects.toThrow(ServiceUnavailableException);
+      expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(1);
+    });
+
+    it('should let other storage failures through for the filter to answer 500, and count them', async () => {
       const failure = new StorageError('SQLite failed to store a plant', { cause: new Error('disk I/O error') });
       repository.create.mockRejectedValue(failure);
       await expect(service.create({ id: 1n, name: 'x' })).rejects.toBe(failure);
+      expect(await counted('plant_store_database_errors_total', { kind: 'failure' })).toBe(1);
     });
   });
 });

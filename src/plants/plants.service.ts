@@ -1,4 +1,5 @@
 import { ConflictException, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
 import { StorageUnavailableError } from './persistence/storage-unavailable.error';
@@ -6,17 +7,24 @@ import { Plant } from './plant';
 
 @Injectable()
 export class PlantsService {
-  constructor(private readonly plants: PlantsRepository) {}
+  constructor(
+    private readonly plants: PlantsRepository,
+    private readonly metrics: MetricsService,
+  ) {}
 
   /** Stores a new plant; sending an identical plant again is a safe retry that returns it again. */
   async create(plant: Plant): Promise<Plant> {
     try {
-      return await this.plants.create(plant);
+      const result = await this.plants.create(plant);
+      this.metrics.plantsCreated.inc({ outcome: result.created ? 'created' : 'replayed' });
+      return result.plant;
     } catch (error) {
       if (error instanceof PlantConflictError) throw new ConflictException(error.message);
       if (error instanceof StorageUnavailableError) {
+        this.metrics.databaseErrors.inc({ kind: 'unavailable' });
         throw new ServiceUnavailableException('The database is unavailable; the plant was not stored, retry shortly');
       }
+      this.metrics.databaseErrors.inc({ kind: 'failure' });
       throw error;
     }
   }

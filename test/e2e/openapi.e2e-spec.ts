@@ -37,7 +37,9 @@ describe('OpenAPI document (e2e)', () => {
       expect(served.info).toMatchObject({ title: 'Plant Store', version: '1.0.0' });
       expect(served.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
       expect(served.security).toEqual([{ bearer: [] }]);
-      expect(Object.keys(served.paths)).toEqual(['/plants']);
+      expect(Object.keys(served.paths)).toEqual(['/plants', '/health/live', '/health/ready']);
+      expect(served.paths['/health/live'].get.security).toEqual([]);
+      expect(served.paths['/health/ready'].get.security).toEqual([]);
     });
 
     it('should require a NewPlant body: id int64 and name required, tag optional', () => {
@@ -58,7 +60,7 @@ describe('OpenAPI document (e2e)', () => {
       expect(responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Plant' });
       expect(Object.keys(served.components.schemas.Plant.properties)).toEqual(['name', 'tag']);
       expect(served.components.schemas.Plant.required).toEqual(['name']);
-      for (const status of ['400', '401', '409', '413', '415', '500']) {
+      for (const status of ['400', '401', '409', '413', '415', '429', '500', '503']) {
         expect(responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       }
       expect(served.components.schemas.Error).toMatchObject({

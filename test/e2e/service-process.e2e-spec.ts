@@ -57,8 +57,10 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       const token = readFileSync(join(dir, 'dev-token'), 'utf8').trim();
       expect(statSync(join(dir, 'dev-token')).mode & 0o777).toBe(0o600);
       const port = new URL(service.url).port;
-      expect(service.output()).toContain(
-        `curl -X POST http://localhost:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
+      expect(service.logs().map((line) => line.msg)).toContainEqual(
+        expect.stringContaining(
+          `curl -X POST http://localhost:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
+        ),
       );
       expect((await create(service.url, { id: 1, name: 'Monstera' }, token)).status).toBe(200);
       expect((await create(service.url, { id: 2, name: 'x' }, 'process-token')).status).toBe(401);
@@ -74,7 +76,7 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       [
         'production without tokens',
         { NODE_ENV: 'production', AUTH_TOKENS: '' },
-        'Invalid configuration: AUTH_TOKENS must list at least one token when NODE_ENV=production',
+        'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
       ],
       [
         'a port that is not a number',

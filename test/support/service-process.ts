@@ -7,7 +7,10 @@ export const MAIN = join(__dirname, '..', '..', 'dist', 'main.js');
 export interface ServiceProcess {
   child: ChildProcess;
   url: string;
+  /** Everything it printed. */
   output: () => string;
+  /** The JSON log lines it printed, parsed. */
+  logs: () => Record<string, unknown>[];
   /** Sends `signal` and resolves with the exit code (null when killed by the signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -18,7 +21,15 @@ function assertBuilt(): void {
 
 function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   // Only what the test gives, plus PATH: the service must not pick up the developer's own settings.
-  return { PATH: process.env.PATH, NO_COLOR: '1', HOST: '127.0.0.1', PORT: '0', ...env };
+  return { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_FORMAT: 'json', ...env };
+}
+
+/** The JSON lines of a log, parsed; other lines are skipped. */
+export function jsonLines(output: string): Record<string, unknown>[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** Starts the built service (`node dist/main.js`) and waits until it listens. */
@@ -38,6 +49,7 @@ export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
           child,
           url: match[1],
           output: () => output,
+          logs: () => jsonLines(output),
           stop: (signal = 'SIGTERM') => {
             child.kill(signal);
             return exited;

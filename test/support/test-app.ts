@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoggerService } from '@nestjs/common';
-import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
-import { configureApp } from '../../src/app.setup';
+import { configureApp, createFastifyAdapter } from '../../src/app.setup';
 import { loadConfig } from '../../src/config/load-config';
 
 export const TEST_TOKEN = 'test-token-0123456789';
@@ -48,14 +48,15 @@ export async function createTestApp(env: NodeJS.ProcessEnv = {}, dataDir?: strin
     AUTH_TOKENS: TEST_TOKEN,
     DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
     DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
     ...env,
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
   const logs: string[] = [];
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), {
     logger: new CapturingLogger(logs),
   });
-  configureApp(app);
+  await configureApp(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = await app.getUrl();
   let closed = false;

@@ -3,7 +3,7 @@ import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
-import { PlantsRepository } from './plants.repository';
+import { CreateResult, PlantsRepository } from './plants.repository';
 import { isUnavailable } from './postgres-errors';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 import { StorageUnavailableError } from './storage-unavailable.error';
@@ -72,7 +72,15 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     await this.pool.end();
   }
 
-  async create(plant: Plant): Promise<Plant> {
+  async ping(): Promise<void> {
+    try {
+      await this.pool.query('SELECT 1 FROM schema_migrations LIMIT 1');
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  async create(plant: Plant): Promise<CreateResult> {
     try {
       return await this.insertOrCompare(plant);
     } catch (error) {
@@ -87,13 +95,13 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     }
   }
 
-  private async insertOrCompare(plant: Plant): Promise<Plant> {
+  private async insertOrCompare(plant: Plant): Promise<CreateResult> {
     const id = plant.id.toString();
     const insert = await this.pool.query(
       'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
       [id, plant.name, plant.tag ?? null],
     );
-    if (insert.rowCount === 1) return plant;
+    if (insert.rowCount === 1) return { plant, created: true };
     // A separate statement on purpose: under READ COMMITTED it sees the row a concurrent
     // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
     const { rows } = await this.pool.query<PlantRow>('SELECT id::text AS id, name, tag FROM plants WHERE id = $1', [
@@ -102,7 +110,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     if (rows.length === 0) throw new Error(`plant ${id} was neither inserted nor found`);
     const existing = toPlant(rows[0]);
     if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
-    return existing;
+    return { plant: existing, created: false };
   }
 
   private translate(error: unknown): Error {

@@ -4,7 +4,7 @@ import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
-import { PlantsRepository } from './plants.repository';
+import { CreateResult, PlantsRepository } from './plants.repository';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 import { StorageError } from './storage.error';
 
@@ -44,18 +44,28 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, O
     this.db = undefined;
   }
 
-  async create(plant: Plant): Promise<Plant> {
+  async ping(): Promise<void> {
+    try {
+      this.statements().select.get(0n);
+    } catch (error) {
+      throw new StorageError('SQLite store is not usable', { cause: error });
+    }
+  }
+
+  async create(plant: Plant): Promise<CreateResult> {
     let stored: PlantRow | undefined;
     try {
       // The primary key settles a race; rows are never updated, so the read after a skipped insert is stable.
-      if (this.statements().insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return plant;
+      if (this.statements().insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+        return { plant, created: true };
+      }
       stored = this.statements().select.get(plant.id);
     } catch (error) {
       throw new StorageError('SQLite failed to store a plant', { cause: error });
     }
     const existing = toPlant(stored!);
     if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
-    return existing;
+    return { plant: existing, created: false };
   }
 
   private statements() {

@@ -1,0 +1,31 @@
+import { createPublicKey, KeyObject } from 'node:crypto';
+import { createRemoteJWKSet, jwtVerify, JWTVerifyGetKey } from 'jose';
+import { JwtConfig } from '../config/app-config';
+
+// Asymmetric algorithms only: an HMAC or `none` token is refused whatever it claims.
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+// Seconds of clock skew allowed on exp and nbf.
+const CLOCK_TOLERANCE = 30;
+
+/** Verifies signed JWT bearer tokens: signature (JWKS or a PEM key), exp/nbf, issuer and audience. */
+export class JwtVerifier {
+  private readonly key: KeyObject | JWTVerifyGetKey;
+
+  constructor(private readonly config: JwtConfig) {
+    this.key = config.jwksUrl
+      ? createRemoteJWKSet(new URL(config.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30000 })
+      : createPublicKey(config.publicKey!);
+  }
+
+  /** Resolves when the token verifies; rejects otherwise (the reason stays out of the response). */
+  async verify(token: string): Promise<void> {
+    const options = {
+      issuer: this.config.issuer,
+      audience: this.config.audience,
+      algorithms: ALGORITHMS,
+      clockTolerance: CLOCK_TOLERANCE,
+    };
+    if (this.key instanceof KeyObject) await jwtVerify(token, this.key, options);
+    else await jwtVerify(token, this.key, options);
+  }
+}

@@ -1,0 +1,42 @@
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
+import { Public } from '../auth/public.decorator';
+import { ApiErrorResponses } from '../errors/api-error-responses.decorator';
+import { DatabaseHealthIndicator } from './database.health-indicator';
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: DatabaseHealthIndicator,
+  ) {}
+
+  /** Liveness: 200 while the process runs and serves HTTP. For restarts, not for traffic. */
+  @Get('live')
+  @Public()
+  @HealthCheck({ swaggerDocumentation: false })
+  @ApiOperation({ operationId: 'liveness', summary: 'Liveness', security: [] })
+  @ApiOkResponse({ description: 'The process is running.' })
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  /** Readiness: 200 only when the database answers and migrations are done; 503 otherwise. */
+  @Get('ready')
+  @Public()
+  @HealthCheck({ swaggerDocumentation: false })
+  @ApiOperation({ operationId: 'readiness', summary: 'Readiness', security: [] })
+  @ApiOkResponse({ description: 'Ready for traffic: the database answers and is migrated.' })
+  @ApiErrorResponses({ 503: 'Not ready: the database is unreachable or not migrated.' })
+  async ready(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([() => this.database.check('database')]);
+    } catch (error) {
+      const result = (error as ServiceUnavailableException).getResponse() as HealthCheckResult;
+      const down = Object.keys(result.error ?? {});
+      throw new ServiceUnavailableException(`Not ready: ${down.join(', ') || 'a check'} is down`);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { Options } from 'pino-http';
+import { AppConfig } from '../config/app-config';
+
+// A caller's request id is kept only if it is short and plain; otherwise a new one is made.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The route template of a request (`/plants`), set by a Fastify hook in `configureApp`. */
+export interface RoutedRequest extends IncomingMessage {
+  routeTemplate?: string;
+}
+
+/** pino through nestjs-pino: one JSON line per request, redacted, JSON in production, pretty otherwise. */
+export function pinoHttpOptions(config: AppConfig): Options {
+  return {
+    level: config.log.level,
+    transport:
+      config.log.format === 'pretty'
+        ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } }
+        : undefined,
+    // Belt and braces: the serializers below log no headers at all.
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
+      censor: '[redacted]',
+    },
+    genReqId: (req: IncomingMessage, res: ServerResponse) => {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customProps: (req: RoutedRequest) => ({ route: req.routeTemplate ?? 'unmatched' }),
+    customLogLevel: (_req, res, error) =>
+      error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  };
+}
+
+@Module({
+  imports: [
+    LoggerModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({ pinoHttp: pinoHttpOptions(config) }),
+    }),
+  ],
+})
+export class LoggingModule {}
