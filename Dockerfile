@@ -31,4 +31,8 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
 VOLUME ["/app/data"]
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node as PID 1 gets SIGTERM from `docker stop`; the service drains and exits 0 within SHUTDOWN_TIMEOUT_MS.
+STOPSIGNAL SIGTERM
 CMD ["node", "dist/main.js"]

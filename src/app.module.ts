@@ -24,7 +24,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule,
-        MetricsModule,
+        MetricsModule.forRoot(config.metrics.port),
         AuthModule,
         PlantsModule,
         HealthModule,

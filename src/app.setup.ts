@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
 import helmet from '@fastify/helmet';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -10,9 +12,20 @@ import { MetricsService } from './metrics/metrics.service';
 import { setupMetrics } from './metrics/metrics.setup';
 import { createOpenApiDocument } from './openapi/openapi-document';
 
-/** The Fastify adapter with the server timeouts for running behind a load balancer. */
+// A caller's X-Request-Id is kept only if it is short and plain; otherwise a new one is made.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The Fastify adapter: request ids, and the server timeouts for running behind a load balancer. */
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
   return new FastifyAdapter({
+    requestIdHeader: false,
+    genReqId: (raw: IncomingMessage) => {
+      const given = raw.headers['x-request-id'];
+      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      // Also on the raw request, where pino-http (nestjs-pino) picks it up for the request log.
+      raw.id = id;
+      return id;
+    },
     // Longer than the balancer's idle timeout, so the balancer, not us, closes idle connections.
     keepAliveTimeout: config.timeouts.keepAliveMs,
     requestTimeout: config.timeouts.requestMs,
@@ -32,8 +45,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // Node must wait for headers longer than it keeps idle connections, or a reused connection can race.
   app.getHttpServer().headersTimeout = config.timeouts.keepAliveMs + 1000;
 
-  fastify.addHook('onRequest', async (request) => {
+  fastify.addHook('onRequest', async (request, reply) => {
     (request.raw as RoutedRequest).routeTemplate = request.routeOptions.url;
+    void reply.header('X-Request-Id', request.id);
   });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -61,7 +75,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   });
   authenticateBeforeBody(fastify, verifier);
 
-  const metricsServer = await setupMetrics(fastify, app.get(MetricsService), config, verifier);
+  const metricsServer = await setupMetrics(fastify, app.get(MetricsService), config);
   if (metricsServer) fastify.addHook('onClose', (_instance, done) => void metricsServer.close(() => done()));
 
   SwaggerModule.setup('docs', app, createOpenApiDocument(app), {

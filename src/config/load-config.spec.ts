@@ -106,10 +106,7 @@ describe('loadConfig', () => {
       [{ PORT: 'abc' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
       [{ PORT: '70000' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
       [{ PORT: '80.5' }, 'Invalid configuration: PORT must be an integer between 0 and 65535'],
-      [
-        { BODY_LIMIT: '10' },
-        'Invalid configuration: BODY_LIMIT must be an integer between 1024 and 104857600',
-      ],
+      [{ BODY_LIMIT: '10' }, 'Invalid configuration: BODY_LIMIT must be an integer between 1024 and 104857600'],
       [{ DATABASE_POOL_MAX: '0' }, 'Invalid configuration: DATABASE_POOL_MAX must be an integer between 1 and 1000'],
       [
         { DATABASE_CONNECT_ATTEMPTS: 'many' },

@@ -12,6 +12,8 @@ import { loadConfig } from '../config/load-config';
 import { StorageError } from '../plants/persistence/storage.error';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 
+const JSON_TYPE = { 'Content-Type': 'application/json; charset=utf-8' };
+
 interface Sent {
   status?: number;
   body?: unknown;
@@ -66,7 +68,7 @@ describe('AllExceptionsFilter', () => {
   ])('should answer an HttpException with %s as the Error body', (_label, exception, status, message) => {
     const { filter, host, sent } = setup();
     filter.catch(exception, host);
-    expect(sent).toEqual({ status, body: { error: status, message }, headers: {} });
+    expect(sent).toEqual({ status, body: { error: status, message }, headers: JSON_TYPE });
     expect(logged).not.toHaveBeenCalled();
   });
 
@@ -101,7 +103,7 @@ describe('AllExceptionsFilter', () => {
     expect(sent).toEqual({
       status: 401,
       body: { error: 401, message: 'Bearer token is invalid or expired' },
-      headers: { 'WWW-Authenticate': challenge },
+      headers: { 'WWW-Authenticate': challenge, ...JSON_TYPE },
     });
   });
 });

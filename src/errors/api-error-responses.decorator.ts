@@ -2,11 +2,36 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { ErrorDto } from './error.dto';
 
-/** Documents each failure status of a route with the shared `Error` body. */
-export function ApiErrorResponses(descriptions: Record<number, string>): MethodDecorator & ClassDecorator {
+// What a client sees for each status, as the example in the document.
+const EXAMPLE_MESSAGES: Record<number, string> = {
+  400: 'id must be an integer in the int64 range; name is required',
+  401: 'Bearer token is invalid or expired',
+  404: 'Cannot GET /plants/1',
+  409: 'A plant with id 10 already exists with a different name or tag',
+  413: 'Request body is larger than the limit of 1048576 bytes',
+  415: 'Content-Type must be application/json',
+  429: 'Rate limit exceeded: at most 600 requests per minute per token',
+  500: 'Internal server error',
+  503: 'The database is unavailable; the plant was not stored, retry shortly',
+};
+
+/**
+ * Documents each failure status of a route with the shared `Error` body and an example of it:
+ * a description, or a description and the route's own example message.
+ */
+export function ApiErrorResponses(
+  responses: Record<number, string | [description: string, example: string]>,
+): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ...Object.entries(descriptions).map(([status, description]) =>
-      ApiResponse({ status: Number(status), description, type: ErrorDto }),
-    ),
+    ...Object.entries(responses).map(([key, value]) => {
+      const status = Number(key);
+      const [description, message] = typeof value === 'string' ? [value, EXAMPLE_MESSAGES[status]] : value;
+      return ApiResponse({
+        status,
+        description,
+        type: ErrorDto,
+        ...(message === undefined ? {} : { example: { error: status, message } }),
+      });
+    }),
   );
 }

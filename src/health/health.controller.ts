@@ -29,7 +29,9 @@ export class HealthController {
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({ operationId: 'readiness', summary: 'Readiness', security: [] })
   @ApiOkResponse({ description: 'Ready for traffic: the database answers and is migrated.' })
-  @ApiErrorResponses({ 503: 'Not ready: the database is unreachable or not migrated.' })
+  @ApiErrorResponses({
+    503: ['Not ready: the database is unreachable or not migrated.', 'Not ready: database is down'],
+  })
   async ready(): Promise<HealthCheckResult> {
     try {
       return await this.health.check([() => this.database.check('database')]);

@@ -1,14 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage } from 'node:http';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { Options } from 'pino-http';
 import { AppConfig } from '../config/app-config';
 
-// A caller's request id is kept only if it is short and plain; otherwise a new one is made.
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The route template of a request (`/plants`), set by a Fastify hook in `configureApp`. */
+/** The raw request as `configureApp` marks it: its id, and its route template (`/plants`). */
 export interface RoutedRequest extends IncomingMessage {
   routeTemplate?: string;
 }
@@ -26,12 +22,8 @@ export function pinoHttpOptions(config: AppConfig): Options {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
       censor: '[redacted]',
     },
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
+    // Fastify's genReqId (createFastifyAdapter) validated or made it.
+    genReqId: (req) => req.id,
     customProps: (req: RoutedRequest) => ({ route: req.routeTemplate ?? 'unmatched' }),
     customLogLevel: (_req, res, error) =>
       error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',

@@ -1,32 +1,24 @@
 import { createServer, Server } from 'node:http';
 import { FastifyInstance } from 'fastify';
-import { AccessTokenVerifier } from '../auth/access-token.verifier';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from './metrics.service';
 
 /**
- * Records every answered request, and serves `GET /metrics`: on the main port (behind the bearer
- * token unless METRICS_PUBLIC=true), or, with METRICS_PORT, only on that port without a token
- * (keep that port off the load balancer). Returns the extra server, if any, for shutdown.
+ * Records every answered request, and with METRICS_PORT serves `GET /metrics` on that port
+ * without a token (keep that port off the load balancer); otherwise `MetricsController` serves it.
+ * Returns the extra server, if any, for shutdown.
  */
 export async function setupMetrics(
   fastify: FastifyInstance,
   metrics: MetricsService,
   config: AppConfig,
-  verifier: AccessTokenVerifier,
 ): Promise<Server | undefined> {
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
     metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
 
-  if (config.metrics.port === undefined) {
-    fastify.get('/metrics', async (request, reply) => {
-      if (!config.metrics.public) await verifier.verify(request.headers.authorization);
-      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-    });
-    return undefined;
-  }
+  if (config.metrics.port === undefined) return undefined;
 
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {

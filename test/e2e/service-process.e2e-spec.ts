@@ -51,6 +51,68 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
     });
   });
 
+  describe('when SIGTERM arrives during a stream of creates', () => {
+    it('should finish what it accepted, keep every plant it answered 200, and exit 0', async () => {
+      service = await startService(env());
+      const running = service;
+      const answered: number[] = [];
+      let nextId = 1;
+      // Four clients creating plants back to back until the server stops answering.
+      const client = async () => {
+        for (;;) {
+          const id = nextId++;
+          try {
+            const res = await create(running.url, { id, name: `stream ${id}` });
+            if (res.status === 200) answered.push(id);
+          } catch {
+            return; // connection refused or closed: the server is gone
+          }
+          if (id > 5000) return;
+        }
+      };
+      const clients = Promise.all([client(), client(), client(), client()]);
+      while (answered.length < 50) await new Promise((resolve) => setTimeout(resolve, 10));
+      const exitCode = running.stop('SIGTERM');
+      await clients;
+      expect(await exitCode).toBe(0);
+      expect(answered.length).toBeGreaterThanOrEqual(50);
+
+      service = await startService(env());
+      const restarted = service;
+      const checks = await Promise.all(answered.map((id) => create(restarted.url, { id, name: 'changed' })));
+      expect(checks.filter((res) => res.status !== 409)).toEqual([]);
+    });
+  });
+
+  describe('logs', () => {
+    it('should write one JSON line per request with its id, route, status and time, and never the token', async () => {
+      service = await startService(env({ NODE_ENV: 'production' }));
+      await request(`${service.url}/plants`, {
+        body: { id: 7, name: 'Logged' },
+        auth: 'Bearer process-token',
+        headers: { 'x-request-id': 'trace-42' },
+      });
+      await request(`${service.url}/plants`, { body: { id: 8, name: 'x' }, auth: 'Bearer wrong-secret-token' });
+      await service.stop('SIGTERM');
+      const lines = service.logs();
+      const line = lines.find((entry) => (entry.req as { id?: string } | undefined)?.id === 'trace-42');
+      expect(line).toMatchObject({
+        level: 30,
+        route: '/plants',
+        req: { id: 'trace-42', method: 'POST', url: '/plants' },
+        res: { statusCode: 200 },
+        responseTime: expect.any(Number),
+      });
+      expect(
+        lines.find((entry) => (entry.res as { statusCode?: number } | undefined)?.statusCode === 401),
+      ).toMatchObject({
+        level: 40,
+      });
+      expect(service.output()).not.toContain('process-token');
+      expect(service.output()).not.toContain('wrong-secret-token');
+    });
+  });
+
   describe('when no AUTH_TOKENS are configured outside production', () => {
     it('should make a development token, keep it in the data folder, and print a ready curl line', async () => {
       service = await startService(env({ AUTH_TOKENS: '' }));

@@ -1,0 +1,128 @@
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { exportJWK, exportSPKI, generateKeyPair, JWTPayload, KeyLike, SignJWT } from 'jose';
+import { request } from '../support/http';
+import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
+
+const ISSUER = 'https://idp.test/';
+const AUDIENCE = 'plant-store';
+const INVALID = { error: 401, message: 'Bearer token is invalid or expired' };
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', () => {
+  let key: KeyLike;
+  let otherKey: KeyLike;
+  let jwks: Server;
+  let server: TestApp;
+
+  const sign = (claims: JWTPayload = {}, options: { signer?: KeyLike; kid?: string; alg?: string } = {}) =>
+    new SignJWT({ sub: 'client-1', ...claims })
+      .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? 'main' })
+      .setIssuer(claims.iss ?? ISSUER)
+      .setAudience((claims.aud as string | undefined) ?? AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(claims.exp ?? '5m')
+      .sign(options.signer ?? key);
+
+  const create = (token: string, id: number) =>
+    request(`${server.url}/plants`, { body: { id, name: 'Jwt' }, auth: `Bearer ${token}` });
+
+  beforeAll(async () => {
+    ({ privateKey: key } = await generateKeyPair('RS256'));
+    ({ privateKey: otherKey } = await generateKeyPair('RS256'));
+    // The public half only: n and e of the signing key.
+    const { n, e, kty } = await exportJWK(key);
+    const published = { keys: [{ n, e, kty, kid: 'main', alg: 'RS256', use: 'sig' }] };
+    jwks = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(published)),
+    );
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    server = await createTestApp({
+      AUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+    });
+  });
+  afterAll(async () => {
+    await server.destroy();
+    await new Promise((resolve) => jwks.close(resolve));
+  });
+
+  it('should accept a valid token', async () => {
+    const res = await create(await sign(), 1);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ name: 'Jwt' });
+  });
+
+  it('should still accept the static tokens', async () => {
+    expect((await create(TEST_TOKEN, 2)).status).toBe(200);
+  });
+
+  it('should accept a token expired within the clock tolerance', async () => {
+    expect((await create(await sign({ exp: Math.floor(Date.now() / 1000) - 5 }), 3)).status).toBe(200);
+  });
+
+  it.each<[string, () => Promise<string>]>([
+    ['an expired token', () => sign({ exp: Math.floor(Date.now() / 1000) - 3600 })],
+    ['a token not valid yet', () => sign({ nbf: Math.floor(Date.now() / 1000) + 3600 })],
+    ['the wrong audience', () => sign({ aud: 'another-api' })],
+    ['the wrong issuer', () => sign({ iss: 'https://evil.test/' })],
+    ['an unknown key', () => sign({}, { signer: otherKey, kid: 'unknown' })],
+    ['a known kid signed by another key', () => sign({}, { signer: otherKey })],
+    [
+      'alg none',
+      async () =>
+        `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: 'x', iss: ISSUER, aud: AUDIENCE, exp: 9999999999 })}.`,
+    ],
+    [
+      'a tampered payload',
+      async () => {
+        const [header, , signature] = (await sign()).split('.');
+        return `${header}.${base64url({ sub: 'admin', iss: ISSUER, aud: AUDIENCE, exp: 9999999999 })}.${signature}`;
+      },
+    ],
+    [
+      'a tampered signature',
+      async () => {
+        const token = await sign();
+        const last = token.at(-2) === 'A' ? 'B' : 'A';
+        return `${token.slice(0, -2)}${last}${token.at(-1)}`;
+      },
+    ],
+  ])('should refuse %s with 401 and the Error body', async (_label, makeToken) => {
+    const res = await create(await makeToken(), 10);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(INVALID);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="plant-store", error="invalid_token"');
+  });
+
+  describe('with a PEM public key instead of a JWKS', () => {
+    let pemServer: TestApp;
+    let pemKey: KeyLike;
+    beforeAll(async () => {
+      const { publicKey, privateKey } = await generateKeyPair('ES256');
+      pemKey = privateKey;
+      pemServer = await createTestApp({
+        AUTH_TOKENS: '',
+        AUTH_JWT_PUBLIC_KEY: await exportSPKI(publicKey),
+        AUTH_JWT_ISSUER: ISSUER,
+        AUTH_JWT_AUDIENCE: AUDIENCE,
+      });
+    });
+    afterAll(() => pemServer.destroy());
+
+    it('should accept a token signed by its private key and refuse another', async () => {
+      const ok = await request(`${pemServer.url}/plants`, {
+        body: { id: 1, name: 'Pem' },
+        auth: `Bearer ${await sign({}, { alg: 'ES256', signer: pemKey })}`,
+      });
+      expect(ok.status).toBe(200);
+      const other = await request(`${pemServer.url}/plants`, {
+        body: { id: 2, name: 'Pem' },
+        auth: `Bearer ${await sign({}, { signer: otherKey })}`,
+      });
+      expect(other.body).toEqual(INVALID);
+    });
+  });
+});

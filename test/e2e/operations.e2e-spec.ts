@@ -1,0 +1,166 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { request } from '../support/http';
+import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
+
+const get = (url: string, auth: string | false = false) => request(url, { method: 'GET', auth });
+
+describe('operations (e2e): health, request ids, headers, metrics, CORS, rate limit', () => {
+  describe('with the defaults', () => {
+    let server: TestApp;
+    beforeAll(async () => (server = await createTestApp()));
+    afterAll(() => server.destroy());
+
+    it('should answer /health/live and /health/ready with 200 without a token', async () => {
+      const live = await get(`${server.url}/health/live`);
+      expect(live.status).toBe(200);
+      expect(live.body).toEqual({ status: 'ok', info: {}, error: {}, details: {} });
+      const ready = await get(`${server.url}/health/ready`);
+      expect(ready.body).toEqual({
+        status: 'ok',
+        info: { database: { status: 'up' } },
+        error: {},
+        details: { database: { status: 'up' } },
+      });
+    });
+
+    it('should echo a valid X-Request-Id and replace an invalid one', async () => {
+      const kept = await request(`${server.url}/plants`, {
+        body: { id: 1, name: 'x' },
+        headers: { 'x-request-id': 'abc-123.x:y_z' },
+      });
+      expect(kept.headers.get('x-request-id')).toBe('abc-123.x:y_z');
+      for (const bad of ['a'.repeat(129), 'has space', 'quote"']) {
+        const replaced = await request(`${server.url}/plants`, {
+          body: { id: 1, name: 'x' },
+          headers: { 'x-request-id': bad },
+        });
+        expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      const generated = await get(`${server.url}/health/live`);
+      expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
+    it('should send security headers, and a CSP on the docs without upgrade-insecure-requests', async () => {
+      const res = await request(`${server.url}/plants`, { body: { id: 2, name: 'x' } });
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      const docs = await get(`${server.url}/docs`);
+      const csp = docs.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('upgrade-insecure-requests');
+    });
+
+    it('should not answer CORS preflights when CORS_ORIGINS is unset', async () => {
+      const res = await request(`${server.url}/plants`, {
+        method: 'OPTIONS',
+        auth: false,
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+      });
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    });
+
+    it('should serve Prometheus metrics behind the bearer token', async () => {
+      await request(`${server.url}/plants`, { body: { id: 3, name: 'Counted' } });
+      await request(`${server.url}/plants`, { body: { id: 3, name: 'Counted' } });
+      await request(`${server.url}/plants/404`, { method: 'GET' });
+      const anonymous = await get(`${server.url}/metrics`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body).toEqual({ error: 401, message: 'Authorization header with a Bearer token is required' });
+      const res = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(res.text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="200"\} \d+$/m);
+      expect(res.text).toMatch(/^http_requests_total\{method="GET",route="unmatched",status="404"\} 1$/m);
+      expect(res.text).toMatch(
+        /^http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/plants",status="200"\} \d+$/m,
+      );
+      expect(res.text).toMatch(/^plant_store_plants_total\{outcome="created"\} [1-9]\d*$/m);
+      expect(res.text).toMatch(/^plant_store_plants_total\{outcome="replayed"\} [1-9]\d*$/m);
+      expect(res.text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    });
+
+    it('should report not ready, with the Error body, when the database is unusable', async () => {
+      const db = new Database(join(server.dataDir, 'plants.db'));
+      db.exec('DROP TABLE plants');
+      db.close();
+      const res = await get(`${server.url}/health/ready`);
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: 503, message: 'Not ready: database is down' });
+      expect((await get(`${server.url}/health/live`)).status).toBe(200);
+      const metrics = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);
+      expect(metrics.text).not.toMatch(/plant_store_database_errors_total\{kind="failure"\} [1-9]/);
+      await request(`${server.url}/plants`, { body: { id: 4, name: 'x' } });
+      const after = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);
+      expect(after.text).toMatch(/^plant_store_database_errors_total\{kind="failure"\} 1$/m);
+    });
+  });
+
+  describe('with CORS_ORIGINS, public metrics and a rate limit', () => {
+    let server: TestApp;
+    beforeAll(
+      async () =>
+        (server = await createTestApp({
+          CORS_ORIGINS: 'https://app.example',
+          METRICS_PUBLIC: 'true',
+          RATE_LIMIT_PER_MINUTE: '3',
+          AUTH_TOKENS: `${TEST_TOKEN},second-token`,
+        })),
+    );
+    afterAll(() => server.destroy());
+
+    it('should allow the configured origin only', async () => {
+      const preflight = (origin: string) =>
+        request(`${server.url}/plants`, {
+          method: 'OPTIONS',
+          auth: false,
+          headers: {
+            origin,
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization,content-type',
+          },
+        });
+      const allowed = await preflight('https://app.example');
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      expect(allowed.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, X-Request-Id');
+      expect((await preflight('https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+    });
+
+    it('should serve metrics without a token when METRICS_PUBLIC=true', async () => {
+      expect((await get(`${server.url}/metrics`)).status).toBe(200);
+    });
+
+    it('should answer 429 with Retry-After past the limit, per token, after authentication', async () => {
+      const create = (id: number, token: string | false) =>
+        request(`${server.url}/plants`, {
+          body: { id, name: 'limited' },
+          auth: token === false ? false : `Bearer ${token}`,
+        });
+      for (const id of [1, 2, 3]) expect((await create(id, TEST_TOKEN)).status).toBe(200);
+      const limited = await create(4, TEST_TOKEN);
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({
+        error: 429,
+        message: 'Rate limit exceeded: at most 3 requests per minute per token',
+      });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await create(5, 'second-token')).status).toBe(200);
+      expect((await create(6, false)).status).toBe(401);
+    });
+  });
+
+  describe('with METRICS_PORT', () => {
+    let server: TestApp;
+    const metricsPort = 20000 + Math.floor(Math.random() * 20000);
+    beforeAll(async () => (server = await createTestApp({ METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' })));
+    afterAll(() => server.destroy());
+
+    it('should serve /metrics only on that port, without a token', async () => {
+      const res = await get(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('# TYPE http_requests_total counter');
+      expect((await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`)).status).toBe(404);
+    });
+  });
+});
