@@ -18,6 +18,7 @@ export class AccessTokenVerifier implements OnModuleInit {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
   private jwt?: JwtVerifier;
+  private readonly verified = new WeakSet<object>();
   /** The token made for development when no AUTH_TOKENS are configured; printed once listening. */
   developmentToken?: string;
 
@@ -33,6 +34,16 @@ export class AccessTokenVerifier implements OnModuleInit {
       this.developmentToken = token;
     }
     this.digests = (this.developmentToken ? [this.developmentToken] : this.config.authTokens).map(digest);
+  }
+
+  /**
+   * Verifies a request's `Authorization` header once: the early hook and the guard both ask, and
+   * the second answer comes from the first.
+   */
+  async verifyRequest(request: { headers: { authorization?: string } }): Promise<void> {
+    if (this.verified.has(request)) return;
+    await this.verify(request.headers.authorization);
+    this.verified.add(request);
   }
 
   /** Throws `InvalidCredentialsException` unless the header carries an accepted bearer token. */

@@ -13,7 +13,7 @@ export function authenticateBeforeBody(fastify: FastifyInstance, verifier: Acces
   fastify.addHook('preParsing', async (request) => {
     const config = request.routeOptions.config as PublicRouteConfig;
     if (request.is404 || config.isPublic === true || !hasBody(request.headers)) return;
-    await verifier.verify(request.headers.authorization);
+    await verifier.verifyRequest(request);
   });
 }
 

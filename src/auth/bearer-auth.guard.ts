@@ -19,7 +19,7 @@ export class BearerAuthGuard implements CanActivate {
     ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    await this.verifier.verify(request.headers.authorization);
+    await this.verifier.verifyRequest(request);
     return true;
   }
 }

@@ -32,7 +32,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const body = this.toErrorBody(exception);
     if (body.error === HttpStatus.INTERNAL_SERVER_ERROR) {
-      this.logger.error(describe(exception));
+      this.logger.error(describeError(exception));
     }
     const { httpAdapter } = this.adapterHost;
     const reply = host.switchToHttp().getResponse<unknown>();
@@ -67,10 +67,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 /** The stack of an unexpected error and of each error in its `cause` chain, for the log. */
-function describe(error: unknown): string {
+function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const own = error.stack ?? `${error.name}: ${error.message}`;
-  return error.cause === undefined ? own : `${own}\nCaused by: ${describe(error.cause)}`;
+  return error.cause === undefined ? own : `${own}\nCaused by: ${describeError(error.cause)}`;
 }
 
 function messageOf(exception: HttpException): string {
