@@ -1,0 +1,136 @@
+'use strict';
+// The baseline: plain Fastify doing the work Plant Store does for POST /plants, without Nest.
+// The same contract checks (Fastify's JSON schema, coercion off), the same constant-time bearer
+// check, the same insert semantics (INSERT … ON CONFLICT DO NOTHING, then compare) on SQLite or
+// PostgreSQL, and the same Error body. Run by bench/run.js; prints "Listening on <url>".
+const { createHash, timingSafeEqual } = require('node:crypto');
+const { mkdirSync } = require('node:fs');
+const { dirname } = require('node:path');
+const Fastify = require('fastify');
+const { isInteger, isSafeNumber, parse: parseLossless } = require('lossless-json');
+
+// The same int64 care as the service: JSON.parse unless a 16+ digit run may hold an unsafe number.
+const MAY_HOLD_UNSAFE_NUMBER = /\d(?:\.?\d){15}/;
+const parseNumber = (literal) =>
+  isInteger(literal) && literal.length <= 20
+    ? Number.isSafeInteger(Number(literal))
+      ? Number(literal)
+      : BigInt(literal)
+    : isSafeNumber(literal)
+      ? Number(literal)
+      : Number.NaN;
+
+const TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
+const newPlant = {
+  type: 'object',
+  required: ['id', 'name'],
+  properties: {
+    id: { type: 'integer', minimum: -9223372036854775808, maximum: 9223372036854775807 },
+    name: { type: 'string', minLength: 1, maxLength: 200, pattern: TEXT },
+    tag: { type: 'string', minLength: 1, maxLength: 100, pattern: TEXT },
+  },
+};
+const plant = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tag: { type: 'string' } } };
+const error = { type: 'object', properties: { error: { type: 'integer' }, message: { type: 'string' } } };
+
+const digest = (token) => createHash('sha256').update(token).digest();
+const tokens = (process.env.AUTH_TOKENS ?? '').split(',').filter(Boolean).map(digest);
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+function openStore(url) {
+  if (url.startsWith('sqlite:')) {
+    const Database = require('better-sqlite3');
+    const path = url.slice('sqlite:'.length);
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.defaultSafeIntegers(true);
+    db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT');
+    const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
+    const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?');
+    return {
+      create: async (id, name, tag) => {
+        if (insert.run(BigInt(id), name, tag).changes === 1) return true;
+        const row = select.get(BigInt(id));
+        return row.name === name && row.tag === tag;
+      },
+      close: async () => db.close(),
+    };
+  }
+  const { Pool } = require('pg');
+  const pool = new Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_MAX ?? 10) });
+  const ready = pool.query('CREATE TABLE IF NOT EXISTS plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)');
+  return {
+    ready,
+    create: async (id, name, tag) => {
+      const inserted = await pool.query(
+        'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
+        [String(id), name, tag],
+      );
+      if (inserted.rowCount === 1) return true;
+      const { rows } = await pool.query('SELECT name, tag FROM plants WHERE id = $1', [String(id)]);
+      return rows[0].name === name && rows[0].tag === tag;
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function main() {
+  const store = openStore(process.env.DATABASE_URL);
+  await store.ready;
+  const app = Fastify({ logger: false, ajv: { customOptions: { coerceTypes: false } } });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      const value = MAY_HOLD_UNSAFE_NUMBER.test(text) ? parseLossless(text, undefined, parseNumber) : JSON.parse(text);
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new Error('Request body must be a JSON object');
+      done(null, value);
+    } catch (err) {
+      err.statusCode = 400;
+      done(err, undefined);
+    }
+  });
+  app.setErrorHandler((err, _request, reply) => {
+    const status = err.statusCode ?? 500;
+    const message = err.validation ? err.message : status >= 500 ? 'Internal server error' : err.message;
+    reply.code(status).send({ error: status, message });
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    let accepted = false;
+    if (token !== undefined) {
+      const presented = digest(token);
+      for (const known of tokens) accepted = timingSafeEqual(presented, known) || accepted;
+    }
+    if (!accepted) {
+      reply.header('WWW-Authenticate', 'Bearer realm="plant-store"');
+      reply.code(401).send({ error: 401, message: 'Bearer token is invalid or expired' });
+    }
+  });
+
+  app.post(
+    '/plants',
+    { schema: { body: newPlant, response: { 200: plant, '4xx': error } } },
+    async (request, reply) => {
+      const { id, name, tag } = request.body;
+      if (!(await store.create(id, name, tag ?? null))) {
+        return reply
+          .code(409)
+          .send({ error: 409, message: `A plant with id ${id} already exists with a different name or tag` });
+      }
+      return tag === undefined ? { name } : { name, tag };
+    },
+  );
+  app.addHook('onClose', () => store.close());
+  const url = await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
+  console.log(`Listening on ${url}`);
+  process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
+}
+
+main().catch((err) => {
+  console.error(err.message);
+  process.exit(1);
+});

@@ -1,0 +1,279 @@
+'use strict';
+// npm run bench [-- --rounds 3 --duration 5 --connections 32 --smoke]
+// Loads the built service (node dist/main.js) and the plain-Fastify baseline (bench/baseline-server.js)
+// with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
+// the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
+// PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
+const { spawn } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { createServer } = require('node:net');
+const os = require('node:os');
+const { join } = require('node:path');
+const autocannon = require('autocannon');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(args[i + 1]);
+};
+const SMOKE = args.includes('--smoke');
+const ROUNDS = SMOKE ? 1 : option('rounds', 3);
+const DURATION = SMOKE ? 1 : option('duration', 5);
+const CONNECTIONS = option('connections', 32);
+const TOKEN = 'bench-token';
+const ROOT = join(__dirname, '..');
+const TARGETS = {
+  service: join(ROOT, 'dist', 'main.js'),
+  baseline: join(__dirname, 'baseline-server.js'),
+};
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A free port on 127.0.0.1. */
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a target and resolves once it answers HTTP (any status). */
+async function start(target, env) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, [TARGETS[target]], {
+    // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
+    env: {
+      PATH: process.env.PATH,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      AUTH_TOKENS: TOKEN,
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'production',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (let waited = 0; waited < 30000; waited += 5) {
+    if (exited) throw new Error(`${target} exited before answering`);
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { child, url, started };
+    await sleep(5);
+  }
+  throw new Error(`${target} did not answer within 30 s`);
+}
+
+function stop({ child }) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set size of a process so far, in MiB (Linux VmHWM). */
+function peakRssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+
+async function post(url, body, auth = true) {
+  const res = await fetch(`${url}/plants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  await res.text();
+  return res.status;
+}
+
+// Each scenario: the request to send (a fresh id per request where it matters) and its expected status.
+const SCENARIOS = [
+  { name: 'create (SQLite)', store: 'sqlite', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+  {
+    name: 'replay (SQLite)',
+    store: 'sqlite',
+    status: 200,
+    body: () => ({ id: 1, name: 'Replay', tag: 'same' }),
+    setup: (url) => post(url, { id: 1, name: 'Replay', tag: 'same' }),
+  },
+  { name: '400 invalid body', store: 'sqlite', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
+  { name: '401 no token', store: 'sqlite', status: 401, auth: false, body: (id) => ({ id, name: 'x' }) },
+  ...(process.env.BENCH_DATABASE_URL && !SMOKE
+    ? [
+        {
+          name: 'create (PostgreSQL)',
+          store: 'postgres',
+          status: 200,
+          body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
+        },
+      ]
+    : []),
+];
+
+async function freshStore(store) {
+  if (store === 'sqlite') {
+    const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-bench-'));
+    return {
+      env: { DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`, DATA_DIR: dir },
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const { Client } = require('pg');
+  const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`;
+  const admin = async (sql) => {
+    const client = new Client({ connectionString: process.env.BENCH_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(process.env.BENCH_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    env: { DATABASE_URL: url.toString(), DATABASE_POOL_MAX: '10' },
+    drop: () => admin(`DROP SCHEMA ${schema} CASCADE`),
+  };
+}
+
+async function measure(scenario, target) {
+  const store = await freshStore(scenario.store);
+  const server = await start(target, store.env);
+  try {
+    await scenario.setup?.(server.url);
+    let nextId = 1000;
+    const load = (duration) =>
+      autocannon({
+        url: `${server.url}/plants`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        duration,
+        headers: {
+          'content-type': 'application/json',
+          ...(scenario.auth === false ? {} : { authorization: `Bearer ${TOKEN}` }),
+        },
+        requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) }],
+      });
+    await load(1); // warm-up: JIT, pools, caches
+    const result = await load(DURATION);
+    const expected = scenario.status === 200 ? result['2xx'] : (result[`${scenario.status}`] ?? result.non2xx);
+    if (result.errors > 0 || result.timeouts > 0 || expected === 0) {
+      throw new Error(
+        `${target} ${scenario.name}: ${result.errors} errors, ${result.timeouts} timeouts, statuses ${JSON.stringify(result.statusCodeStats)}`,
+      );
+    }
+    return {
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      rssMiB: peakRssMiB(server.child.pid),
+      statusCodes: result.statusCodeStats,
+    };
+  } finally {
+    await stop(server);
+    await store.drop();
+  }
+}
+
+/** Spawn to first 200 on the embedded store, in ms. */
+async function startupMs() {
+  const store = await freshStore('sqlite');
+  const server = await start('service', store.env);
+  let status = 0;
+  while (status !== 200) {
+    status = await post(server.url, { id: 1, name: 'First' }).catch(() => 0);
+    if (status !== 200) await sleep(5);
+  }
+  const ms = Number(process.hrtime.bigint() - server.started) / 1e6;
+  await stop(server);
+  await store.drop();
+  return ms;
+}
+
+async function main() {
+  const results = [];
+  for (const scenario of SCENARIOS) {
+    const rounds = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // A then B, round after round, so drift on the machine hits both alike.
+      const service = await measure(scenario, 'service');
+      const baseline = await measure(scenario, 'baseline');
+      rounds.push({ service, baseline, ratio: service.rps / baseline.rps });
+      console.log(
+        `${scenario.name} round ${round}: service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s, ratio ${(service.rps / baseline.rps).toFixed(2)}`,
+      );
+    }
+    const summary = (pick) => ({
+      service: median(rounds.map((r) => pick(r.service))),
+      baseline: median(rounds.map((r) => pick(r.baseline))),
+    });
+    results.push({
+      scenario: scenario.name,
+      rps: summary((r) => r.rps),
+      p50Ms: summary((r) => r.p50),
+      p99Ms: summary((r) => r.p99),
+      peakRssMiB: summary((r) => r.rssMiB),
+      throughputRatio: median(rounds.map((r) => r.ratio)),
+      p99Ratio: median(rounds.map((r) => r.service.p99 / r.baseline.p99)),
+      rssRatio: median(rounds.map((r) => r.service.rssMiB / r.baseline.rssMiB)),
+      rounds,
+    });
+  }
+  const startups = [];
+  for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
+
+  const report = {
+    date: new Date().toISOString(),
+    machine: {
+      cpu: os.cpus()[0]?.model,
+      cores: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+    },
+    settings: { rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, smoke: SMOKE },
+    startupToFirst200Ms: median(startups),
+    results,
+  };
+  console.log(
+    '\n| scenario | service req/s | baseline req/s | ratio | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    console.log(
+      `| ${r.scenario} | ${r.rps.service.toFixed(0)} | ${r.rps.baseline.toFixed(0)} | ${r.throughputRatio.toFixed(2)} | ${r.p50Ms.service}/${r.p50Ms.baseline} | ${r.p99Ms.service}/${r.p99Ms.baseline} | ${r.p99Ratio.toFixed(2)} | ${r.peakRssMiB.service.toFixed(0)}/${r.peakRssMiB.baseline.toFixed(0)} | ${r.rssRatio.toFixed(2)} |`,
+    );
+  }
+  console.log(`\nStart-up to first 200 (SQLite, median): ${report.startupToFirst200Ms.toFixed(0)} ms`);
+  if (!SMOKE) {
+    mkdirSync(join(__dirname, 'results'), { recursive: true });
+    writeFileSync(join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    console.log('Wrote bench/results/latest.json');
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
