@@ -24,9 +24,10 @@ export function pinoHttpOptions(config: AppConfig): Options {
     },
     // Fastify's genReqId (createFastifyAdapter) validated or made it.
     genReqId: (req) => req.id,
-    customProps: (req: RoutedRequest) => ({ route: req.routeTemplate ?? 'unmatched' }),
-    customLogLevel: (_req, res, error) =>
-      error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+    // Called at the start (no route yet) and at the end of a request; only the end knows the route.
+    customProps: (req: RoutedRequest) => (req.routeTemplate === undefined ? {} : { route: req.routeTemplate }),
+    // A client's mistake (4xx) is routine traffic; only the service's own failures are errors.
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
