@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench [-- --rounds 3 --duration 5 --connections 32 --smoke]
+// npm run bench [-- --rounds 3 --duration 5 --connections 32 --only replay --smoke]
 // Loads the built service (node dist/main.js) and the plain-Fastify baseline (bench/baseline-server.js)
 // with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
@@ -21,6 +21,8 @@ const SMOKE = args.includes('--smoke');
 const ROUNDS = SMOKE ? 1 : option('rounds', 3);
 const DURATION = SMOKE ? 1 : option('duration', 5);
 const CONNECTIONS = option('connections', 32);
+// --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const TOKEN = 'bench-token';
 const ROOT = join(__dirname, '..');
 const TARGETS = {
@@ -213,7 +215,7 @@ async function startupMs() {
 
 async function main() {
   const results = [];
-  for (const scenario of SCENARIOS) {
+  for (const scenario of SCENARIOS.filter((s) => ONLY === undefined || s.name.includes(ONLY))) {
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round++) {
       // A then B, round after round, so drift on the machine hits both alike.
@@ -266,7 +268,7 @@ async function main() {
     );
   }
   console.log(`\nStart-up to first 200 (SQLite, median): ${report.startupToFirst200Ms.toFixed(0)} ms`);
-  if (!SMOKE) {
+  if (!SMOKE && ONLY === undefined) {
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
     console.log('Wrote bench/results/latest.json');

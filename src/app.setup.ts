@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
-import helmet from '@fastify/helmet';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import helmet from 'helmet';
+import { Logger } from 'pino';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig } from './config/app-config';
 import { parseJsonBody } from './http/json-body.parser';
-import { RoutedRequest } from './logging/logging.module';
+import { PINO_LOGGER } from './logging/logging.module';
+import { logRequests } from './logging/request-logging';
 import { MetricsService } from './metrics/metrics.service';
 import { setupMetrics } from './metrics/metrics.setup';
 import { createOpenApiDocument } from './openapi/openapi-document';
@@ -21,10 +23,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
     requestIdHeader: false,
     genReqId: (raw: IncomingMessage) => {
       const given = raw.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-      // Also on the raw request, where pino-http (nestjs-pino) picks it up for the request log.
-      raw.id = id;
-      return id;
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     // Longer than the balancer's idle timeout, so the balancer, not us, closes idle connections.
     keepAliveTimeout: config.timeouts.keepAliveMs,
@@ -45,17 +44,22 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // Node must wait for headers longer than it keeps idle connections, or a reused connection can race.
   app.getHttpServer().headersTimeout = config.timeouts.keepAliveMs + 1000;
 
-  fastify.addHook('onRequest', async (request, reply) => {
-    (request.raw as RoutedRequest).routeTemplate = request.routeOptions.url;
+  logRequests(fastify, app.get<Logger>(PINO_LOGGER));
+  fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
+    done();
   });
-  await app.register(helmet, {
+  // helmet's middleware, built once: @fastify/helmet would build it again for every request.
+  const securityHeaders = helmet({
     contentSecurityPolicy: {
       // Helmet's defaults, which the Swagger UI at /docs works with (its scripts are files, not
       // inline), minus upgrade-insecure-requests, which would break /docs served over plain HTTP.
       directives: { upgradeInsecureRequests: null, imgSrc: ["'self'", 'data:'] },
     },
   });
+  fastify.addHook('onRequest', (request, reply, done) =>
+    securityHeaders(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined)),
+  );
   if (config.corsOrigins.length > 0) {
     app.enableCors({
       origin: [...config.corsOrigins],

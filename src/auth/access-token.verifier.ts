@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 import { JwtVerifier } from './jwt.verifier';
+import { withoutStack } from '../errors/without-stack';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 7235).
 const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -49,11 +50,11 @@ export class AccessTokenVerifier implements OnModuleInit {
   /** Throws `InvalidCredentialsException` unless the header carries an accepted bearer token. */
   async verify(authorization: string | undefined): Promise<void> {
     if (authorization === undefined || authorization === '') {
-      throw new InvalidCredentialsException('Authorization header with a Bearer token is required', false);
+      throw invalidCredentials('Authorization header with a Bearer token is required', false);
     }
     const token = BEARER_HEADER.exec(authorization)?.[1];
     if (token === undefined) {
-      throw new InvalidCredentialsException('Authorization header must have the form "Bearer <token>"', false);
+      throw invalidCredentials('Authorization header must have the form "Bearer <token>"', false);
     }
     const presented = digest(token);
     // Compare with every token, without stopping at a match, so timing says nothing about which.
@@ -67,8 +68,12 @@ export class AccessTokenVerifier implements OnModuleInit {
         // Expired, wrong audience, unknown key…: all the same 401 to the client.
       }
     }
-    throw new InvalidCredentialsException('Bearer token is invalid or expired', true);
+    throw invalidCredentials('Bearer token is invalid or expired', true);
   }
+}
+
+function invalidCredentials(message: string, tokenPresented: boolean): InvalidCredentialsException {
+  return withoutStack(() => new InvalidCredentialsException(message, tokenPresented));
 }
 
 function digest(token: string): Buffer {

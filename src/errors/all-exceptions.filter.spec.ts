@@ -26,7 +26,9 @@ function setup() {
     reply: (_reply: unknown, body: unknown, status: number) => Object.assign(sent, { body, status }),
     setHeader: (_reply: unknown, name: string, value: string) => (sent.headers[name] = value),
   };
-  const host = { switchToHttp: () => ({ getResponse: () => ({}) }) } as unknown as ArgumentsHost;
+  const host = {
+    switchToHttp: () => ({ getResponse: () => ({}), getRequest: () => ({ id: 'req-42' }) }),
+  } as unknown as ArgumentsHost;
   const filter = new AllExceptionsFilter(
     { httpAdapter } as unknown as HttpAdapterHost,
     loadConfig({ BODY_LIMIT: '2048' }),
@@ -80,6 +82,7 @@ describe('AllExceptionsFilter', () => {
     expect(sent.status).toBe(500);
     expect(logged).toHaveBeenCalledTimes(1);
     expect(String(logged.mock.calls[0][0])).toContain('SQLITE_IOERR: disk I/O error');
+    expect(String(logged.mock.calls[0][0])).toMatch(/^Request req-42 failed: StorageError: SQLite failed/);
   });
 
   it('should not pass the message of a thrown 5xx HttpException to the client', () => {

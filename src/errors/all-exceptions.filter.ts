@@ -32,7 +32,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const body = this.toErrorBody(exception);
     if (body.error === HttpStatus.INTERNAL_SERVER_ERROR) {
-      this.logger.error(describeError(exception));
+      const { id } = host.switchToHttp().getRequest<{ id?: string }>();
+      this.logger.error(`Request ${id ?? '(no id)'} failed: ${describeError(exception)}`);
     }
     const { httpAdapter } = this.adapterHost;
     const reply = host.switchToHttp().getResponse<unknown>();

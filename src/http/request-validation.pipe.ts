@@ -1,4 +1,5 @@
 import { ArgumentMetadata, BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { withoutStack } from '../errors/without-stack';
 
 /**
  * The global `ValidationPipe`: unknown properties are dropped (not refused), nothing is coerced,
@@ -13,14 +14,14 @@ export class RequestValidationPipe extends ValidationPipe {
       transformOptions: { enableImplicitConversion: false },
       stopAtFirstError: true,
       validationError: { target: false, value: false },
-      exceptionFactory: (errors) => new BadRequestException(messagesOf(errors).join('; ')),
+      exceptionFactory: (errors) => withoutStack(() => new BadRequestException(messagesOf(errors).join('; '))),
     });
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     // Every body of this API is required; the stock pipe would validate a missing one as {}.
     if (metadata.type === 'body' && value === undefined) {
-      throw new BadRequestException('Request body is required: send a JSON object');
+      throw withoutStack(() => new BadRequestException('Request body is required: send a JSON object'));
     }
     return super.transform(value, metadata);
   }

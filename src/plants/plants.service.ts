@@ -1,4 +1,5 @@
 import { ConflictException, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { withoutStack } from '../errors/without-stack';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
@@ -19,7 +20,7 @@ export class PlantsService {
       this.metrics.plantsCreated.inc({ outcome: result.created ? 'created' : 'replayed' });
       return result.plant;
     } catch (error) {
-      if (error instanceof PlantConflictError) throw new ConflictException(error.message);
+      if (error instanceof PlantConflictError) throw withoutStack(() => new ConflictException(error.message));
       if (error instanceof StorageUnavailableError) {
         this.metrics.databaseErrors.inc({ kind: 'unavailable' });
         throw new ServiceUnavailableException('The database is unavailable; the plant was not stored, retry shortly');
