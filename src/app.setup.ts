@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import helmet from 'helmet';
 import { Logger } from 'pino';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig } from './config/app-config';
 import { parseJsonBody } from './http/json-body.parser';
+import { addSecurityHeaders } from './http/security-headers';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
 import { MetricsService } from './metrics/metrics.service';
@@ -16,6 +16,8 @@ import { createOpenApiDocument } from './openapi/openapi-document';
 
 // A caller's X-Request-Id is kept only if it is short and plain; otherwise a new one is made.
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// The Swagger UI; the document is at /docs-json and /docs-yaml.
+const DOCS_PATH = 'docs';
 
 /** The Fastify adapter: request ids, and the server timeouts for running behind a load balancer. */
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
@@ -49,17 +51,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
     void reply.header('X-Request-Id', request.id);
     done();
   });
-  // helmet's middleware, built once: @fastify/helmet would build it again for every request.
-  const securityHeaders = helmet({
-    contentSecurityPolicy: {
-      // Helmet's defaults, which the Swagger UI at /docs works with (its scripts are files, not
-      // inline), minus upgrade-insecure-requests, which would break /docs served over plain HTTP.
-      directives: { upgradeInsecureRequests: null, imgSrc: ["'self'", 'data:'] },
-    },
-  });
-  fastify.addHook('onRequest', (request, reply, done) =>
-    securityHeaders(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined)),
-  );
+  addSecurityHeaders(fastify, `/${DOCS_PATH}`);
   if (config.corsOrigins.length > 0) {
     app.enableCors({
       origin: [...config.corsOrigins],
@@ -82,7 +74,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   const metricsServer = await setupMetrics(fastify, app.get(MetricsService), config);
   if (metricsServer) fastify.addHook('onClose', (_instance, done) => void metricsServer.close(() => done()));
 
-  SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
+  SwaggerModule.setup(DOCS_PATH, app, createOpenApiDocument(app), {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     swaggerOptions: { persistAuthorization: true },

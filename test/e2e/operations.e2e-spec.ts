@@ -42,10 +42,19 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
     });
 
     it('should send security headers, and a CSP on the docs without upgrade-insecure-requests', async () => {
-      const res = await request(`${server.url}/plants`, { body: { id: 2, name: 'x' } });
-      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      for (const res of [
+        await request(`${server.url}/plants`, { body: { id: 2, name: 'x' } }),
+        await request(`${server.url}/plants`, { body: { id: 2, name: 'x' }, auth: false }),
+        await request(`${server.url}/nowhere`, { body: { id: 2, name: 'x' } }),
+      ]) {
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(res.headers.get('x-frame-options')).toBe('DENY');
+        expect(res.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
+        expect(res.headers.get('strict-transport-security')).toContain('max-age=');
+      }
       const docs = await get(`${server.url}/docs`);
+      expect(docs.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
       const csp = docs.headers.get('content-security-policy') ?? '';
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self'");
