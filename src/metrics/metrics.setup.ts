@@ -13,9 +13,10 @@ export async function setupMetrics(
   metrics: MetricsService,
   config: AppConfig,
 ): Promise<Server | undefined> {
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
     metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   if (config.metrics.port === undefined) return undefined;
