@@ -1,11 +1,19 @@
-import { ArgumentMetadata, BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { withoutStack } from '../errors/without-stack';
+import { CompiledValidation, compileValidation } from './compiled-validation';
 
 /**
  * The global `ValidationPipe`: unknown properties are dropped (not refused), nothing is coerced,
  * each field reports its first violation, and all of them are joined into one readable message.
+ *
+ * A flat JSON body (what the body parser hands over) is checked by the DTO's rules compiled into
+ * one function (`compileValidation`): the same rules and messages, without the generic machinery
+ * of class-transformer, class-validator and the stock pipe, which took a third of the CPU of a
+ * request. Any other value, or a DTO beyond what the compiler knows, goes through the stock pipe.
  */
 export class RequestValidationPipe extends ValidationPipe {
+  private readonly compiled = new Map<Type<unknown>, CompiledValidation | undefined>();
+
   constructor() {
     super({
       whitelist: true,
@@ -23,8 +31,30 @@ export class RequestValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && value === undefined) {
       throw withoutStack(() => new BadRequestException('Request body is required: send a JSON object'));
     }
-    return super.transform(value, metadata);
+    const compiled = metadata.metatype && this.toValidate(metadata) ? this.compiledFor(metadata.metatype) : undefined;
+    if (compiled === undefined || !isFlatObject(value)) return super.transform(value, metadata);
+    const result = compiled(value);
+    if ('messages' in result) {
+      throw withoutStack(() => new BadRequestException(result.messages.join('; ')));
+    }
+    return result.instance;
   }
+
+  private compiledFor(metatype: Type<unknown>): CompiledValidation | undefined {
+    if (!this.compiled.has(metatype)) this.compiled.set(metatype, compileValidation(metatype));
+    return this.compiled.get(metatype);
+  }
+}
+
+/** A plain object whose values are all primitives, with no prototype keys. */
+function isFlatObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
+    const field = (value as Record<string, unknown>)[key];
+    if (typeof field === 'object' && field !== null) return false;
+  }
+  return true;
 }
 
 function messagesOf(errors: ValidationError[]): string[] {

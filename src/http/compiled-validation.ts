@@ -1,0 +1,141 @@
+import { Type } from '@nestjs/common';
+import { ClassTransformOptions, TransformationType, TransformFnParams } from 'class-transformer';
+import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
+import { getMetadataStorage, ValidationArguments, ValidationTypes } from 'class-validator';
+import { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+
+/** A DTO's rules as one function: the instance the pipe hands on, or the violation messages. */
+export type CompiledValidation = (plain: Record<string, unknown>) => { instance: object } | { messages: string[] };
+
+interface Check {
+  validate: (value: unknown, args: ValidationArguments) => boolean;
+  message: (args: ValidationArguments) => string;
+  metadata: ValidationMetadata;
+}
+
+interface PropertyPlan {
+  name: string;
+  transforms: ((params: TransformFnParams) => unknown)[];
+  conditions: ValidationMetadata[];
+  /** `@IsDefined` first, then the other rules in class-validator's order (bottom decorator first). */
+  checks: Check[];
+}
+
+const TRANSFORM_OPTIONS: ClassTransformOptions = { enableImplicitConversion: false };
+
+/**
+ * Compiles a DTO's class-validator rules (and its class-transformer `@Transform`s) into one
+ * function, so a request pays for its checks and nothing else. The DTO stays the only
+ * definition: this reads the metadata its decorators registered, calls the same constraint
+ * functions and builds the same messages, for the pipe's options (whitelist, no implicit
+ * conversion, stop at a property's first error). Anything beyond the plain subset (nested DTOs,
+ * `each`, groups, async rules, `@Type`/`@Expose`/`@Exclude`…) returns `undefined`, and the pipe
+ * then uses class-transformer and class-validator as they are. A test holds both to the same
+ * answers for many inputs.
+ */
+export function compileValidation(metatype: Type<unknown>): CompiledValidation | undefined {
+  const storage = getMetadataStorage();
+  const rules = storage.getTargetValidationMetadatas(metatype, '', false, false);
+  if (rules.length === 0) return undefined;
+  if (defaultMetadataStorage.getExposedMetadatas(metatype).length > 0) return undefined;
+  if (defaultMetadataStorage.getExcludedMetadatas(metatype).length > 0) return undefined;
+
+  const plans: PropertyPlan[] = [];
+  for (const [name, propertyRules] of Object.entries(storage.groupByPropertyName(rules))) {
+    if (Object.getOwnPropertyDescriptor(metatype.prototype, name) !== undefined) return undefined;
+    if (defaultMetadataStorage.findTypeMetadata(metatype, name) !== undefined) return undefined;
+    const transforms = defaultMetadataStorage.findTransformMetadatas(metatype, name, TransformationType.PLAIN_TO_CLASS);
+    if (
+      transforms.some(
+        ({ options }) =>
+          (options?.groups?.length ?? 0) > 0 || options?.since !== undefined || options?.until !== undefined,
+      )
+    ) {
+      return undefined;
+    }
+    const plan: PropertyPlan = {
+      name,
+      transforms: transforms.map((transform) => transform.transformFn),
+      conditions: [],
+      checks: [],
+    };
+    const defined: Check[] = [];
+    for (const rule of propertyRules) {
+      if (rule.each || rule.context !== undefined || (rule.groups?.length ?? 0) > 0) return undefined;
+      if (rule.type === ValidationTypes.CONDITIONAL_VALIDATION) {
+        plan.conditions.push(rule);
+        continue;
+      }
+      if (rule.type !== ValidationTypes.IS_DEFINED && rule.type !== ValidationTypes.CUSTOM_VALIDATION) return undefined;
+      for (const constraint of storage.getTargetValidatorConstraints(rule.constraintCls)) {
+        if (constraint.async) return undefined;
+        const instance = constraint.instance;
+        const check: Check = {
+          metadata: rule,
+          validate: (value, args) => instance.validate(value, args) as boolean,
+          message: (args) =>
+            replaceTokens(rule.message || (instance.defaultMessage ? instance.defaultMessage(args) : ''), args),
+        };
+        (rule.type === ValidationTypes.IS_DEFINED ? defined : plan.checks).push(check);
+      }
+    }
+    plan.checks = [...defined, ...plan.checks];
+    plans.push(plan);
+  }
+
+  return (plain) => {
+    const instance = new metatype() as Record<string, unknown>;
+    for (const { name, transforms } of plans) {
+      if (!Object.hasOwn(plain, name)) continue;
+      let value = plain[name];
+      for (const transform of transforms) {
+        value = transform({
+          value,
+          key: name,
+          obj: plain,
+          type: TransformationType.PLAIN_TO_CLASS,
+          options: TRANSFORM_OPTIONS,
+        });
+      }
+      instance[name] = value;
+    }
+    let messages: string[] | undefined;
+    for (const { name, conditions, checks } of plans) {
+      const value = instance[name];
+      if (!conditions.every((rule) => (rule.constraints[0] as (o: object, v: unknown) => boolean)(instance, value))) {
+        continue;
+      }
+      for (const { metadata, validate, message } of checks) {
+        if (metadata.validateIf && !metadata.validateIf(instance, value)) continue;
+        const args: ValidationArguments = {
+          targetName: metatype.name,
+          property: name,
+          object: instance,
+          value,
+          constraints: metadata.constraints,
+        };
+        if (!validate(value, args)) {
+          (messages ??= []).push(message(args));
+          break;
+        }
+      }
+    }
+    return messages ? { messages } : { instance };
+  };
+}
+
+/** class-validator's message tokens: $constraintN, $value, $property, $target. */
+function replaceTokens(message: string | ((args: ValidationArguments) => string), args: ValidationArguments): string {
+  let text = typeof message === 'function' ? message(args) : message;
+  if (!text) return text;
+  (args.constraints ?? []).forEach((constraint: unknown, index: number) => {
+    const shown = Array.isArray(constraint)
+      ? constraint.join(', ')
+      : typeof constraint === 'symbol'
+        ? String(constraint.description)
+        : `${constraint as string}`;
+    text = text.replace(new RegExp(`\\$constraint${index + 1}`, 'g'), shown);
+  });
+  if (['string', 'boolean', 'number'].includes(typeof args.value)) text = text.replace(/\$value/g, String(args.value));
+  return text.replace(/\$property/g, args.property).replace(/\$target/g, args.targetName);
+}
