@@ -8,7 +8,7 @@ import { CompiledValidation, compileValidation } from './compiled-validation';
  *
  * A flat JSON body (what the body parser hands over) is checked by the DTO's rules compiled into
  * one function (`compileValidation`): the same rules and messages, without the generic machinery
- * of class-transformer, class-validator and the stock pipe, which took a third of the CPU of a
+ * of class-transformer, class-validator and the stock pipe, which took about an eighth of the CPU of a
  * request. Any other value, or a DTO beyond what the compiler knows, goes through the stock pipe.
  */
 export class RequestValidationPipe extends ValidationPipe {
