@@ -2,6 +2,7 @@ import { Type } from '@nestjs/common';
 import { ClassTransformOptions, TransformationType, TransformFnParams } from 'class-transformer';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
 import { getMetadataStorage, ValidationArguments, ValidationTypes } from 'class-validator';
+import { ValidationUtils } from 'class-validator/cjs/validation/ValidationUtils';
 import { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 
 /** A DTO's rules as one function: the instance the pipe hands on, or the violation messages. */
@@ -74,7 +75,10 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
           metadata: rule,
           validate: (value, args) => instance.validate(value, args) as boolean,
           message: (args) =>
-            replaceTokens(rule.message || (instance.defaultMessage ? instance.defaultMessage(args) : ''), args),
+            ValidationUtils.replaceMessageSpecialTokens(
+              rule.message || (instance.defaultMessage ? instance.defaultMessage(args) : ''),
+              args,
+            ),
         };
         (rule.type === ValidationTypes.IS_DEFINED ? defined : plan.checks).push(check);
       }
@@ -122,20 +126,4 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
     }
     return messages ? { messages } : { instance };
   };
-}
-
-/** class-validator's message tokens: $constraintN, $value, $property, $target. */
-function replaceTokens(message: string | ((args: ValidationArguments) => string), args: ValidationArguments): string {
-  let text = typeof message === 'function' ? message(args) : message;
-  if (!text) return text;
-  (args.constraints ?? []).forEach((constraint: unknown, index: number) => {
-    const shown = Array.isArray(constraint)
-      ? constraint.join(', ')
-      : typeof constraint === 'symbol'
-        ? String(constraint.description)
-        : `${constraint as string}`;
-    text = text.replace(new RegExp(`\\$constraint${index + 1}`, 'g'), shown);
-  });
-  if (['string', 'boolean', 'number'].includes(typeof args.value)) text = text.replace(/\$value/g, String(args.value));
-  return text.replace(/\$property/g, args.property).replace(/\$target/g, args.targetName);
 }

@@ -1,5 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import { Logger } from 'pino';
+import { routeTemplateOf } from '../http/route-template';
 
 /**
  * One line per answered request: its id, method, URL, route template, status and time in ms.
@@ -12,7 +13,7 @@ export function logRequests(fastify: FastifyInstance, logger: Logger): void {
     if (logger.isLevelEnabled(failed ? 'error' : 'info')) {
       const line = {
         req: { id: request.id, method: request.method, url: request.url },
-        route: request.is404 ? undefined : request.routeOptions.url,
+        route: routeTemplateOf(request),
         res: { statusCode: reply.statusCode },
         responseTime: reply.elapsedTime,
       };

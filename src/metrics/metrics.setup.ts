@@ -1,6 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { FastifyInstance } from 'fastify';
 import { AppConfig } from '../config/app-config';
+import { routeTemplateOf } from '../http/route-template';
 import { MetricsService } from './metrics.service';
 
 /**
@@ -14,8 +15,12 @@ export async function setupMetrics(
   config: AppConfig,
 ): Promise<Server | undefined> {
   fastify.addHook('onResponse', (request, reply, done) => {
-    const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
-    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    metrics.observeRequest(
+      request.method,
+      routeTemplateOf(request) ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 
