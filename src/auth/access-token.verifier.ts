@@ -3,7 +3,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
-import { JwtVerifier } from './jwt.verifier';
+import type { JwtVerifier } from './jwt.verifier';
 import { withoutStack } from '../errors/without-stack';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 7235).
@@ -25,8 +25,12 @@ export class AccessTokenVerifier implements OnModuleInit {
 
   constructor(private readonly config: AppConfig) {}
 
-  onModuleInit(): void {
-    if (this.config.jwt) this.jwt = new JwtVerifier(this.config.jwt);
+  async onModuleInit(): Promise<void> {
+    if (this.config.jwt) {
+      // jose is loaded only when JWTs are configured.
+      const { JwtVerifier } = await import('./jwt.verifier');
+      this.jwt = new JwtVerifier(this.config.jwt);
+    }
     if (this.config.authTokens.length === 0 && !this.jwt) {
       const { token, created } = loadOrCreateDevToken(this.config.dataDir);
       this.logger.warn(

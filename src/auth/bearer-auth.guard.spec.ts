@@ -28,15 +28,16 @@ function contextFor(handler: keyof ExampleController, authorization?: string): E
   } as unknown as ExecutionContext;
 }
 
-function verifierFor(config: AppConfig): AccessTokenVerifier {
+async function verifierFor(config: AppConfig): Promise<AccessTokenVerifier> {
   const verifier = new AccessTokenVerifier(config);
-  verifier.onModuleInit();
+  await verifier.onModuleInit();
   return verifier;
 }
 
 describe('BearerAuthGuard', () => {
   const config = loadConfig({ AUTH_TOKENS: 'first-token, second-token' });
-  const guard = new BearerAuthGuard(new Reflector(), verifierFor(config));
+  let guard: BearerAuthGuard;
+  beforeAll(async () => (guard = new BearerAuthGuard(new Reflector(), await verifierFor(config))));
 
   const rejection = async (handler: keyof ExampleController, authorization?: string) => {
     try {
@@ -94,12 +95,12 @@ describe('BearerAuthGuard', () => {
 
     it('should make one development token, keep it, and accept only it', async () => {
       const devConfig = loadConfig({ DATA_DIR: dataDir });
-      const first = new BearerAuthGuard(new Reflector(), verifierFor(devConfig));
+      const first = new BearerAuthGuard(new Reflector(), await verifierFor(devConfig));
       const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
       expect(token).toMatch(/^dev_[A-Za-z0-9_-]{32}$/);
       await expect(first.canActivate(contextFor('closed', `Bearer ${token}`))).resolves.toBe(true);
       // A restart reads the same token back.
-      const second = new BearerAuthGuard(new Reflector(), verifierFor(devConfig));
+      const second = new BearerAuthGuard(new Reflector(), await verifierFor(devConfig));
       await expect(second.canActivate(contextFor('closed', `Bearer ${token}`))).resolves.toBe(true);
       await expect(second.canActivate(contextFor('closed', 'Bearer dev_other'))).rejects.toThrow(
         InvalidCredentialsException,

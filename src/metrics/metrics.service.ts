@@ -35,14 +35,33 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /**
+   * The request series by method, route and status, each looked up once: prom-client would otherwise
+   * sort and hash the label object on every request. Bounded: Node accepts only known methods, and
+   * routes are templates.
+   */
+  private readonly requestSeries = new Map<
+    string,
+    {
+      count: Counter.Internal;
+      duration: Histogram.Internal<'method' | 'route' | 'status'>;
+    }
+  >();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
 
   /** Records one answered request; `route` is the template (`/plants`), never the raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    const key = `${method} ${route} ${status}`;
+    let series = this.requestSeries.get(key);
+    if (series === undefined) {
+      const labels = { method, route, status: String(status) };
+      series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 }

@@ -45,16 +45,22 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
       for (const res of [
         await request(`${server.url}/plants`, { body: { id: 2, name: 'x' } }),
         await request(`${server.url}/plants`, { body: { id: 2, name: 'x' }, auth: false }),
+        await request(`${server.url}/plants`, { body: { id: 'two', name: 'x' } }),
         await request(`${server.url}/nowhere`, { body: { id: 2, name: 'x' } }),
       ]) {
         expect(res.headers.get('x-content-type-options')).toBe('nosniff');
         expect(res.headers.get('x-frame-options')).toBe('DENY');
         expect(res.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
         expect(res.headers.get('strict-transport-security')).toContain('max-age=');
+        expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+        expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+        // Headers for HTML documents only stay off the JSON API.
+        expect(res.headers.get('cross-origin-opener-policy')).toBeNull();
       }
       const docs = await get(`${server.url}/docs`);
       expect(docs.headers.get('x-frame-options')).toBe('SAMEORIGIN');
       expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(docs.headers.get('cross-origin-opener-policy')).toBe('same-origin');
       const csp = docs.headers.get('content-security-policy') ?? '';
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self'");
