@@ -3,7 +3,8 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
-import type { JwtVerifier } from './jwt.verifier';
+// Used as a type only, so not loaded here: onModuleInit imports it when JWTs are configured.
+import { JwtVerifier } from './jwt.verifier';
 import { withoutStack } from '../errors/without-stack';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 7235).

@@ -51,7 +51,7 @@ function headersSetBy(middleware: ReturnType<typeof helmet>): Readonly<Record<st
   };
   let finished = false;
   middleware({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
-    if (error !== undefined) throw error;
+    if (error !== undefined) throw new Error('helmet failed to set its headers', { cause: error });
     finished = true;
   });
   // helmet's middleware is synchronous; if an upgrade ever made it otherwise, fail at start-up.
