@@ -45,15 +45,28 @@ export class AccessTokenVerifier implements OnModuleInit {
   /**
    * Verifies a request's `Authorization` header once: the early hook and the guard both ask, and
    * the second answer comes from the first.
+   *
+   * Settled synchronously where it can be: a static token is accepted (returns undefined) or refused
+   * (throws `InvalidCredentialsException`) at once; only a JWT returns a promise. Every request pays
+   * for this check, and a promise per caller was a share of each request's CPU and garbage.
    */
-  async verifyRequest(request: { headers: { authorization?: string } }): Promise<void> {
-    if (this.verified.has(request)) return;
-    await this.verify(request.headers.authorization);
-    this.verified.add(request);
+  verifyRequest(request: { headers: { authorization?: string } }): Promise<void> | undefined {
+    if (this.verified.has(request)) return undefined;
+    const pending = this.check(request.headers.authorization);
+    if (pending === undefined) {
+      this.verified.add(request);
+      return undefined;
+    }
+    return pending.then(() => void this.verified.add(request));
   }
 
-  /** Throws `InvalidCredentialsException` unless the header carries an accepted bearer token. */
+  /** Rejects with `InvalidCredentialsException` unless the header carries an accepted bearer token. */
   async verify(authorization: string | undefined): Promise<void> {
+    await this.check(authorization);
+  }
+
+  /** Throws unless the header holds a static token; a JWT-shaped token, when JWTs are on, is a promise. */
+  private check(authorization: string | undefined): Promise<void> | undefined {
     if (authorization === undefined || authorization === '') {
       throw invalidCredentials('Authorization header with a Bearer token is required', false);
     }
@@ -65,13 +78,12 @@ export class AccessTokenVerifier implements OnModuleInit {
     // Compare with every token, without stopping at a match, so timing says nothing about which.
     let accepted = false;
     for (const known of this.digests) accepted = timingSafeEqual(presented, known) || accepted;
-    if (accepted) return;
+    if (accepted) return undefined;
     if (this.jwt && JWT_SHAPE.test(token)) {
-      try {
-        return await this.jwt.verify(token);
-      } catch {
+      return this.jwt.verify(token).catch(() => {
         // Expired, wrong audience, unknown key…: all the same 401 to the client.
-      }
+        throw invalidCredentials('Bearer token is invalid or expired', true);
+      });
     }
     throw invalidCredentials('Bearer token is invalid or expired', true);
   }

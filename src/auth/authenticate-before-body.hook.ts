@@ -10,10 +10,18 @@ import { PublicRouteConfig } from './public.decorator';
  * Body-less requests are left to the guard; unknown routes stay 404.
  */
 export function authenticateBeforeBody(fastify: FastifyInstance, verifier: AccessTokenVerifier): void {
-  fastify.addHook('preParsing', async (request) => {
+  // A callback hook, not an async one: a static token is settled without a promise.
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
     const config = request.routeOptions.config as PublicRouteConfig;
-    if (request.is404 || config.isPublic === true || !hasBody(request.headers)) return;
-    await verifier.verifyRequest(request);
+    if (request.is404 || config.isPublic === true || !hasBody(request.headers)) return done(null, payload);
+    let pending: Promise<void> | undefined;
+    try {
+      pending = verifier.verifyRequest(request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (pending === undefined) done(null, payload);
+    else pending.then(() => done(null, payload), done);
   });
 }
 

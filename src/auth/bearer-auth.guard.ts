@@ -12,14 +12,15 @@ export class BearerAuthGuard implements CanActivate {
     private readonly verifier: AccessTokenVerifier,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** A boolean when the answer is known at once (Nest then awaits nothing), a promise for a JWT. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
       context.getHandler(),
       context.getClass(),
     ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    await this.verifier.verifyRequest(request);
-    return true;
+    const pending = this.verifier.verifyRequest(request);
+    return pending === undefined ? true : pending.then(() => true);
   }
 }
