@@ -1,6 +1,6 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { IsString, ValidateNested } from 'class-validator';
+import { IsString, MaxLength, ValidateNested } from 'class-validator';
 import { INT64_MAX, INT64_MIN } from '../plants/dto/is-int64.decorator';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
 import { compileValidation } from './compiled-validation';
@@ -109,6 +109,24 @@ describe('compileValidation', () => {
     // Both sides of the rules are exercised, not just one.
     expect(refused).toBeGreaterThan(compared / 2);
     expect(compared - refused).toBeGreaterThan(50);
+  });
+
+  it('should build a message that names the value anew for each value, like the stock pipe', async () => {
+    class Named {
+      @MaxLength(3, { message: '$property "$value" is longer than $constraint1' })
+      short!: string;
+
+      @MaxLength(3, { message: (args) => `${args.property} has ${String(args.value).length} characters` })
+      counted!: string;
+    }
+    const metadata: ArgumentMetadata = { type: 'body', metatype: Named, data: '' };
+    expect(compileValidation(Named)).toBeInstanceOf(Function);
+    for (const value of ['abcd', 'abcde', 'abcd', 'abcdef']) {
+      const body = { short: value, counted: value };
+      const expected = await outcome((b) => ValidationPipe.prototype.transform.call(pipe, b, metadata), body);
+      expect(expected.message).toBe(`short "${value}" is longer than 3; counted has ${value.length} characters`);
+      expect(await outcome((b) => pipe.transform(b, metadata), body)).toEqual(expected);
+    }
   });
 
   it('should leave a DTO with rules it does not know (nested, each) to the stock pipe', () => {

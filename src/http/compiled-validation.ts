@@ -23,6 +23,8 @@ interface PropertyPlan {
 }
 
 const TRANSFORM_OPTIONS: ClassTransformOptions = { enableImplicitConversion: false };
+// Per rule: the messages kept, built from templates without `$value` (see `message` below).
+const MAX_BUILT_MESSAGES = 16;
 
 /**
  * Compiles a DTO's class-validator rules (and its class-transformer `@Transform`s) into one
@@ -71,14 +73,25 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
       for (const constraint of storage.getTargetValidatorConstraints(rule.constraintCls)) {
         if (constraint.async) return undefined;
         const instance = constraint.instance;
+        // A message template without `$value` gives the same message every time for this rule and
+        // property (its other tokens are the rule's constraints, the property and the class), so it
+        // is built once. Bounded, in case a constraint makes a new template per value.
+        const built = new Map<string, string>();
         const check: Check = {
           metadata: rule,
           validate: (value, args) => instance.validate(value, args) as boolean,
-          message: (args) =>
-            ValidationUtils.replaceMessageSpecialTokens(
-              rule.message || (instance.defaultMessage ? instance.defaultMessage(args) : ''),
-              args,
-            ),
+          message: (args) => {
+            const template = rule.message || (instance.defaultMessage ? instance.defaultMessage(args) : '');
+            if (typeof template !== 'string' || template.includes('$value')) {
+              return ValidationUtils.replaceMessageSpecialTokens(template, args);
+            }
+            let message = built.get(template);
+            if (message === undefined) {
+              message = ValidationUtils.replaceMessageSpecialTokens(template, args);
+              if (built.size < MAX_BUILT_MESSAGES) built.set(template, message);
+            }
+            return message;
+          },
         };
         (rule.type === ValidationTypes.IS_DEFINED ? defined : plan.checks).push(check);
       }

@@ -8,6 +8,8 @@ const MAY_HOLD_UNSAFE_NUMBER = /\d(?:\.?\d){15}/;
 // The longest int64 literal is 20 characters; BigInt() of a longer one could be made slow on purpose.
 const MAX_INTEGER_LITERAL = 20;
 const MAY_HOLD_PROTOTYPE_KEY = /"(?:__proto__|constructor)"/;
+// What `trim()` keeps (\s is the same set), found without copying the body.
+const NOT_BLANK = /\S/;
 
 /**
  * Parses an `application/json` body without losing integers beyond 2^53: those become bigint,
@@ -17,7 +19,7 @@ const MAY_HOLD_PROTOTYPE_KEY = /"(?:__proto__|constructor)"/;
  */
 export function parseJsonBody(raw: Buffer): object {
   const text = raw.toString('utf8');
-  if (text.trim() === '') throw new BadRequestException('Request body is required: send a JSON object');
+  if (!NOT_BLANK.test(text)) throw new BadRequestException('Request body is required: send a JSON object');
   let value: unknown;
   try {
     value = MAY_HOLD_UNSAFE_NUMBER.test(text) ? parseLossless(text, undefined, parseNumber) : JSON.parse(text);
