@@ -48,7 +48,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
 
   logRequests(fastify, app.get<Logger>(PINO_LOGGER));
   fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('X-Request-Id', request.id);
+    void reply.header('x-request-id', request.id);
     done();
   });
   addSecurityHeaders(fastify, `/${DOCS_PATH}`);

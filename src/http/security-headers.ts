@@ -45,7 +45,8 @@ export function addSecurityHeaders(fastify: FastifyInstance, docsPath: string): 
 function headersSetBy(middleware: ReturnType<typeof helmet>): Readonly<Record<string, string>> {
   const headers: Record<string, string> = {};
   const recorder = {
-    setHeader: (name: string, value: string) => void (headers[name] = value),
+    // Kept lowercase, as Fastify stores them: `reply.header()` then has no name to lowercase per request.
+    setHeader: (name: string, value: string) => void (headers[name.toLowerCase()] = value),
     // helmet removes X-Powered-By, which Fastify never sets.
     removeHeader: () => undefined,
   };

@@ -36,17 +36,11 @@ export class MetricsService {
   });
 
   /**
-   * The request series by method, route and status, each looked up once: prom-client would otherwise
-   * sort and hash the label object on every request. Bounded: Node accepts only known methods, and
-   * routes are templates.
+   * The request series by route, method and status, each looked up once: prom-client would otherwise
+   * sort and hash a label object on every request. Nested maps, so a lookup builds no key string.
+   * Bounded: Node accepts only known methods, and routes are templates.
    */
-  private readonly requestSeries = new Map<
-    string,
-    {
-      count: Counter.Internal;
-      duration: Histogram.Internal<'method' | 'route' | 'status'>;
-    }
-  >();
+  private readonly requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -54,14 +48,23 @@ export class MetricsService {
 
   /** Records one answered request; `route` is the template (`/plants`), never the raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route} ${status}`;
-    let series = this.requestSeries.get(key);
+    let byMethod = this.requestSeries.get(route);
+    if (byMethod === undefined)
+      this.requestSeries.set(route, (byMethod = new Map<string, Map<number, RequestSeries>>()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map<number, RequestSeries>()));
+    let series = byStatus.get(status);
     if (series === undefined) {
       const labels = { method, route, status: String(status) };
       series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
-      this.requestSeries.set(key, series);
+      byStatus.set(status, series);
     }
     series.count.inc();
     series.duration.observe(seconds);
   }
+}
+
+interface RequestSeries {
+  count: Counter.Internal;
+  duration: Histogram.Internal<'method' | 'route' | 'status'>;
 }
