@@ -36,9 +36,10 @@ export class MetricsService {
   });
 
   /**
-   * The request series by route, method and status, each looked up once: prom-client would otherwise
-   * sort and hash a label object on every request. Nested maps, so a lookup builds no key string.
-   * Bounded: Node accepts only known methods, and routes are templates.
+   * The request series by route, method and status, each looked up once, so a request does not
+   * build and validate a label object (a series still hashes its labels on each `inc`/`observe`,
+   * inside prom-client). Nested maps, so a lookup builds no key string either. Bounded: Node accepts
+   * only known methods, and routes are templates.
    */
   private readonly requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
 
