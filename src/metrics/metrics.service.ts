@@ -36,12 +36,11 @@ export class MetricsService {
   });
 
   /**
-   * The request series by route, method and status, each looked up once, so a request does not
+   * The request series by method, route and status, each looked up once, so a request does not
    * build and validate a label object (a series still hashes its labels on each `inc`/`observe`,
-   * inside prom-client). Nested maps, so a lookup builds no key string either. Bounded: Node accepts
-   * only known methods, and routes are templates.
+   * inside prom-client). Bounded: Node accepts only known methods, and routes are templates.
    */
-  private readonly requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  private readonly requestSeries = new Map<string, RequestSeries>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -49,16 +48,12 @@ export class MetricsService {
 
   /** Records one answered request; `route` is the template (`/plants`), never the raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    let byMethod = this.requestSeries.get(route);
-    if (byMethod === undefined)
-      this.requestSeries.set(route, (byMethod = new Map<string, Map<number, RequestSeries>>()));
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map<number, RequestSeries>()));
-    let series = byStatus.get(status);
+    const key = `${method} ${route} ${status}`;
+    let series = this.requestSeries.get(key);
     if (series === undefined) {
       const labels = { method, route, status: String(status) };
       series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
-      byStatus.set(status, series);
+      this.requestSeries.set(key, series);
     }
     series.count.inc();
     series.duration.observe(seconds);
