@@ -1,4 +1,6 @@
+import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
 import { PostgresPlantsRepository } from '../src/plants/persistence/postgres-plants.repository';
+import { StorageError } from '../src/plants/persistence/storage.error';
 import { StorageUnavailableError } from '../src/plants/persistence/storage-unavailable.error';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
 import { createTestSchema, describePostgres, TestSchema, viaPort } from './support/postgres';
@@ -60,6 +62,70 @@ describePostgres('PostgreSQL', () => {
       await expect(openRepository(schema.url)).rejects.toThrow(
         'The PostgreSQL database has schema version 99, newer than this build knows (1)',
       );
+    });
+
+    describe('when creates arrive together', () => {
+      let repository: PostgresPlantsRepository;
+      beforeEach(async () => (repository = await openRepository(schema.url)));
+      afterEach(() => repository.onModuleDestroy());
+
+      /** How many transactions wrote the stored rows (rows written by one transaction share its xmin). */
+      const transactions = async () => {
+        const { rows } = await schema.admin(`SELECT count(DISTINCT xmin::text)::int AS n FROM ${schema.name}.plants`);
+        return rows[0].n;
+      };
+
+      it('should commit them as one transaction, each resolved with its own plant', async () => {
+        const plants = Array.from({ length: 300 }, (_, i) => ({ id: BigInt(i) - 150n, name: `plant ${i}` }));
+        const results = await Promise.all(plants.map((plant) => repository.create(plant)));
+        expect(results).toEqual(plants.map((plant) => ({ plant, created: true })));
+        await expect(transactions()).resolves.toBe(1);
+      });
+
+      it('should settle one id sent twice in one batch like two creates in a row', async () => {
+        const results = await Promise.allSettled([
+          repository.create({ id: 1n, name: 'Fern', tag: 'shade' }),
+          repository.create({ id: 1n, name: 'Fern', tag: 'shade' }),
+          repository.create({ id: 1n, name: 'Other' }),
+          repository.create({ id: 2n, name: 'Moss' }),
+        ]);
+        expect(results).toEqual([
+          { status: 'fulfilled', value: { plant: { id: 1n, name: 'Fern', tag: 'shade' }, created: true } },
+          { status: 'fulfilled', value: { plant: { id: 1n, name: 'Fern', tag: 'shade' }, created: false } },
+          { status: 'rejected', reason: new PlantConflictError(1n) },
+          { status: 'fulfilled', value: { plant: { id: 2n, name: 'Moss' }, created: true } },
+        ]);
+        await expect(transactions()).resolves.toBe(1);
+      });
+
+      it('should fail only the plant the server refuses, and store the rest', async () => {
+        // PostgreSQL refuses NUL in text (the DTO keeps it from ever getting here): the whole
+        // batch's statement fails, so each plant is tried again on its own.
+        const results = await Promise.allSettled([
+          repository.create({ id: 10n, name: 'before' }),
+          repository.create({ id: 11n, name: 'nul \u0000 inside' }),
+          repository.create({ id: 12n, name: 'after' }),
+        ]);
+        expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+        const { reason } = results[1] as PromiseRejectedResult;
+        expect(reason).toBeInstanceOf(StorageError);
+        expect(reason).toHaveProperty('message', 'PostgreSQL failed to store a plant');
+        const { rows } = await schema.admin(`SELECT id::text, name FROM ${schema.name}.plants ORDER BY id`);
+        expect(rows).toEqual([
+          { id: '10', name: 'before' },
+          { id: '12', name: 'after' },
+        ]);
+      });
+
+      it('should finish the creates in flight before it closes', async () => {
+        const plants = Array.from({ length: 20 }, (_, i) => ({ id: BigInt(i), name: `late ${i}` }));
+        const pending = Promise.all(plants.map((plant) => repository.create(plant)));
+        await repository.onModuleDestroy();
+        await expect(pending).resolves.toHaveLength(20);
+        const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.plants`);
+        expect(rows).toEqual([{ n: 20 }]);
+        repository = await openRepository(schema.url); // for afterEach
+      });
     });
 
     describe('when the server is unreachable at start-up', () => {

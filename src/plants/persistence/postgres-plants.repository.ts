@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
+import { Batcher } from 'promise-batcher';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PlantsRepository } from './plants.repository';
@@ -22,6 +23,8 @@ interface PlantRow {
 }
 
 const MAX_BACKOFF_MS = 5000;
+/** Plants per INSERT at most: three array parameters whatever the size, so this only bounds one statement's work. */
+const MAX_BATCH = 500;
 
 /**
  * Plants in PostgreSQL, shared by any number of instances. Ids are BIGINT and travel as decimal
@@ -30,6 +33,7 @@ const MAX_BACKOFF_MS = 5000;
 export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(PostgresPlantsRepository.name);
   private readonly pool: Pool;
+  private readonly creates: Batcher<Plant, CreateResult>;
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new Pool({
@@ -43,6 +47,16 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
     // without a listener its error event would end the process.
     this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
+    // Group commit: the creates that reach the repository in one turn of the event loop, or while
+    // every pooled connection is busy with a batch, go to the database as one statement and one
+    // commit. Each create still resolves only after the commit that holds it. No timer: a lone
+    // create goes at once.
+    this.creates = new Batcher({
+      batchingFunction: (plants) => this.createMany(plants),
+      maxBatchSize: MAX_BATCH,
+      delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
+      queuingThresholds: [...Array<number>(options.poolMax).fill(1), Infinity],
+    });
   }
 
   /** Applies the migrations, retrying with backoff while the server is unreachable. */
@@ -69,6 +83,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
   }
 
   async onModuleDestroy(): Promise<void> {
+    await this.creates.idlePromise();
     await this.pool.end();
   }
 
@@ -80,37 +95,69 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     }
   }
 
-  async create(plant: Plant): Promise<CreateResult> {
+  create(plant: Plant): Promise<CreateResult> {
+    const result = this.creates.getResult(plant);
+    this.creates.send(); // without promise-batcher's queuing timer; the delay function still gathers
+    return result;
+  }
+
+  /**
+   * Stores a batch in one statement and one commit, each plant resolved on its own: a conflict
+   * fails only its plant. A lost connection is retried once; any other failure sends each plant
+   * alone, so one plant the server refuses does not fail the others.
+   */
+  private async createMany(plants: readonly Plant[]): Promise<(CreateResult | Error)[]> {
     try {
-      return await this.insertOrCompare(plant);
+      return await this.retriedOnceIfUnavailable(() => this.insertOrCompare(plants));
     } catch (error) {
-      if (!isUnavailable(error)) throw this.translate(error);
-    }
-    // Once more, on a fresh connection: the insert is idempotent, so retrying after a lost
-    // connection is safe even if the first one committed.
-    try {
-      return await this.insertOrCompare(plant);
-    } catch (error) {
-      throw this.translate(error);
+      if (plants.length > 1 && !isUnavailable(error)) {
+        return (await Promise.all(plants.map((plant) => this.createMany([plant])))).flat();
+      }
+      return plants.map(() => this.translate(error));
     }
   }
 
-  private async insertOrCompare(plant: Plant): Promise<CreateResult> {
-    const id = plant.id.toString();
-    const insert = await this.pool.query(
-      'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
-      [id, plant.name, plant.tag ?? null],
-    );
-    if (insert.rowCount === 1) return { plant, created: true };
-    // A separate statement on purpose: under READ COMMITTED it sees the row a concurrent
-    // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
-    const { rows } = await this.pool.query<PlantRow>('SELECT id::text AS id, name, tag FROM plants WHERE id = $1', [
-      id,
-    ]);
-    if (rows.length === 0) throw new Error(`plant ${id} was neither inserted nor found`);
-    const existing = toPlant(rows[0]);
-    if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
-    return { plant: existing, created: false };
+  private async retriedOnceIfUnavailable<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+    }
+    // Once more, on a fresh connection: the insert is idempotent, so retrying after a lost
+    // connection is safe even if the first one committed.
+    return run();
+  }
+
+  private async insertOrCompare(plants: readonly Plant[]): Promise<(CreateResult | Error)[]> {
+    const ids = plants.map((plant) => plant.id.toString());
+    const inserted = await this.pool.query<PlantRow>({
+      name: 'plants-insert',
+      text: `INSERT INTO plants (id, name, tag)
+             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+             ON CONFLICT (id) DO NOTHING
+             RETURNING id::text AS id, name, tag`,
+      values: [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
+    });
+    const stored = new Map(inserted.rows.map((row) => [row.id, toPlant(row)]));
+    const created = new Set(stored.keys());
+    const missing = ids.filter((id) => !stored.has(id));
+    if (missing.length > 0) {
+      // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
+      // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
+      const { rows } = await this.pool.query<PlantRow>({
+        name: 'plants-select',
+        text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
+        values: [missing],
+      });
+      for (const row of rows) stored.set(row.id, toPlant(row));
+    }
+    return plants.map((plant, i) => {
+      const existing = stored.get(ids[i]);
+      if (existing === undefined) return this.translate(new Error(`plant ${ids[i]} was neither inserted nor found`));
+      if (!samePlant(existing, plant)) return new PlantConflictError(plant.id);
+      // The same plant twice in one batch: the first is the one created, the next a replay.
+      return { plant: existing, created: created.delete(ids[i]) };
+    });
   }
 
   private translate(error: unknown): Error {
