@@ -47,15 +47,14 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
     // without a listener its error event would end the process.
     this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
-    // Group commit: the creates that reach the repository in one turn of the event loop, or while
-    // every pooled connection is busy with a batch, go to the database as one statement and one
-    // commit. Each create still resolves only after the commit that holds it. No timer: a lone
-    // create goes at once.
+    // Group commit: the creates that reach the repository in one turn of the event loop go to the
+    // database as one statement and one commit, and each resolves only after that commit. No timer,
+    // so a lone create waits for nothing, and no cap of our own on batches in flight: the pool's
+    // limit and its connection timeout still bound them, so a hung database still yields 503s.
     this.creates = new Batcher({
       batchingFunction: (plants) => this.createMany(plants),
       maxBatchSize: MAX_BATCH,
       delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
-      queuingThresholds: [...Array<number>(options.poolMax).fill(1), Infinity],
     });
   }
 
@@ -97,7 +96,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
 
   create(plant: Plant): Promise<CreateResult> {
     const result = this.creates.getResult(plant);
-    this.creates.send(); // without promise-batcher's queuing timer; the delay function still gathers
+    this.creates.send(); // skips promise-batcher's timer; its delay function still gathers one turn
     return result;
   }
 
