@@ -129,25 +129,24 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
 
   private async insertOrCompare(plants: readonly Plant[]): Promise<(CreateResult | Error)[]> {
     const ids = plants.map((plant) => plant.id.toString());
-    const inserted = await this.pool.query<PlantRow>({
-      name: 'plants-insert',
-      text: `INSERT INTO plants (id, name, tag)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-             ON CONFLICT (id) DO NOTHING
-             RETURNING id::text AS id, name, tag`,
-      values: [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
-    });
+    // Unnamed statements (no server-side prepared ones), so PgBouncer in transaction mode works.
+    const inserted = await this.pool.query<PlantRow>(
+      `INSERT INTO plants (id, name, tag)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id::text AS id, name, tag`,
+      [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
+    );
     const stored = new Map(inserted.rows.map((row) => [row.id, toPlant(row)]));
     const created = new Set(stored.keys());
     const missing = ids.filter((id) => !stored.has(id));
     if (missing.length > 0) {
       // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
       // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
-      const { rows } = await this.pool.query<PlantRow>({
-        name: 'plants-select',
-        text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
-        values: [missing],
-      });
+      const { rows } = await this.pool.query<PlantRow>(
+        'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
+        [missing],
+      );
       for (const row of rows) stored.set(row.id, toPlant(row));
     }
     return plants.map((plant, i) => {
