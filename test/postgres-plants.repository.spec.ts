@@ -98,6 +98,14 @@ describePostgres('PostgreSQL', () => {
         await expect(transactions()).resolves.toBe(1);
       });
 
+      it('should insert a batch in id order, so batches sharing ids cannot deadlock', async () => {
+        // Two batches that insert common ids in different orders can each hold a row lock the other
+        // waits for; in id order, they cannot. Rows of one INSERT land in the table in insertion order.
+        await Promise.all([5n, -3n, 9n, 1n].map((id) => repository.create({ id, name: `plant ${id}` })));
+        const { rows } = await schema.admin(`SELECT id::text FROM ${schema.name}.plants ORDER BY ctid`);
+        expect(rows).toEqual([{ id: '-3' }, { id: '1' }, { id: '5' }, { id: '9' }]);
+      });
+
       it('should fail only the plant the server refuses, and store the rest', async () => {
         // PostgreSQL refuses NUL in text (the DTO keeps it from ever getting here): the whole
         // batch's statement fails, so each plant is tried again on its own.

@@ -129,10 +129,14 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
 
   private async insertOrCompare(plants: readonly Plant[]): Promise<(CreateResult | Error)[]> {
     const ids = plants.map((plant) => plant.id.toString());
-    // Unnamed statements (no server-side prepared ones), so PgBouncer in transaction mode works.
+    // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
+    // in the same order and cannot deadlock; within one id, in the order they came. Unnamed
+    // statements (no server-side prepared ones), so PgBouncer in transaction mode works.
     const inserted = await this.pool.query<PlantRow>(
       `INSERT INTO plants (id, name, tag)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+       SELECT id, name, tag
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+       ORDER BY id, position
        ON CONFLICT (id) DO NOTHING
        RETURNING id::text AS id, name, tag`,
       [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
