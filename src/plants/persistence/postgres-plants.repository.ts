@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Pool, PoolClient } from 'pg';
+import { Pool } from 'pg';
 import { Batcher } from 'promise-batcher';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PlantsRepository } from './plants.repository';
 import { isUnavailable } from './postgres-errors';
-import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+import { migrate } from './postgres-migrations';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 
@@ -62,7 +62,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
   async onModuleInit(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.migrate();
+        await migrate(this.pool);
         return;
       } catch (error) {
         if (!isUnavailable(error)) throw error;
@@ -166,47 +166,6 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     if (error instanceof PlantConflictError) return error;
     if (isUnavailable(error)) return new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
     return new StorageError('PostgreSQL failed to store a plant', { cause: error });
-  }
-
-  /** Applies the missing migrations in one transaction, serialised across instances by an advisory lock. */
-  private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
-    let failed = false;
-    try {
-      await client.query('BEGIN');
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))");
-      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-                            version    INTEGER PRIMARY KEY,
-                            name       TEXT NOT NULL,
-                            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-                          )`);
-      await applyMissing(client);
-      await client.query('COMMIT');
-    } catch (error) {
-      failed = true;
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release(failed);
-    }
-  }
-}
-
-async function applyMissing(client: PoolClient): Promise<void> {
-  const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
-  const applied = new Set(rows.map((row) => row.version));
-  const latest = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;
-  const newest = Math.max(0, ...applied);
-  if (newest > latest) {
-    throw new Error(`The PostgreSQL database has schema version ${newest}, newer than this build knows (${latest})`);
-  }
-  for (const migration of POSTGRES_MIGRATIONS) {
-    if (applied.has(migration.version)) continue;
-    await client.query(migration.sql);
-    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-      migration.version,
-      migration.name,
-    ]);
   }
 }
 
