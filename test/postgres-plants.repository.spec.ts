@@ -7,7 +7,7 @@ import { createTestSchema, describePostgres, TestSchema, viaPort } from './suppo
 import { TcpProxy } from './support/tcp-proxy';
 
 async function openRepository(url: string, connectAttempts = 1): Promise<PostgresPlantsRepository> {
-  const repository = new PostgresPlantsRepository({ url, poolMax: 20, connectAttempts });
+  const repository = new PostgresPlantsRepository({ url, poolMax: 20, connectAttempts, queryTimeoutMs: 30_000 });
   await repository.onModuleInit();
   return repository;
 }

@@ -8,6 +8,8 @@ export type DatabaseConfig =
       readonly poolMax: number;
       /** Start-up tries before giving up on an unreachable server (DATABASE_CONNECT_ATTEMPTS). */
       readonly connectAttempts: number;
+      /** How long a create or health query may wait for the server's answer (DATABASE_QUERY_TIMEOUT_MS). */
+      readonly queryTimeoutMs: number;
     };
 
 /** Signed JWTs accepted as bearer tokens, besides the static ones. */

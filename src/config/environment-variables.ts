@@ -35,6 +35,9 @@ export class EnvironmentVariables {
   @IntegerBetween('DATABASE_CONNECT_ATTEMPTS', 1, 100)
   DATABASE_CONNECT_ATTEMPTS?: number;
 
+  @IntegerBetween('DATABASE_QUERY_TIMEOUT_MS', 100, 600000)
+  DATABASE_QUERY_TIMEOUT_MS?: number;
+
   @IsOptional()
   @IsString()
   AUTH_TOKENS?: string;

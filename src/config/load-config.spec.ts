@@ -42,6 +42,7 @@ describe('loadConfig', () => {
         DATA_DIR: '/tmp/plants',
         DATABASE_POOL_MAX: '25',
         DATABASE_CONNECT_ATTEMPTS: '3',
+        DATABASE_QUERY_TIMEOUT_MS: '2500',
         LOG_LEVEL: 'debug',
         METRICS_PUBLIC: 'true',
         METRICS_PORT: '9100',
@@ -54,7 +55,13 @@ describe('loadConfig', () => {
       expect(config).toEqual({
         port: 8080,
         host: '127.0.0.1',
-        database: { kind: 'postgres', url: 'postgresql://plants@db:5432/plants', poolMax: 25, connectAttempts: 3 },
+        database: {
+          kind: 'postgres',
+          url: 'postgresql://plants@db:5432/plants',
+          poolMax: 25,
+          connectAttempts: 3,
+          queryTimeoutMs: 2500,
+        },
         authTokens: ['one', 'two', 'three='],
         jwt: {
           jwksUrl: 'https://idp.example.com/.well-known/jwks.json',
@@ -84,12 +91,13 @@ describe('loadConfig', () => {
       expect(config.jwt?.issuer).toBe('issuer');
     });
 
-    it('should default the PostgreSQL pool to 10 connections and 10 start-up attempts', () => {
+    it('should default the PostgreSQL pool to 10 connections, 10 start-up attempts and a 5 s query timeout', () => {
       expect(loadConfig({ DATABASE_URL: 'postgres://db/plants' }).database).toEqual({
         kind: 'postgres',
         url: 'postgres://db/plants',
         poolMax: 10,
         connectAttempts: 10,
+        queryTimeoutMs: 5000,
       });
     });
 
@@ -111,6 +119,10 @@ describe('loadConfig', () => {
       [
         { DATABASE_CONNECT_ATTEMPTS: 'many' },
         'Invalid configuration: DATABASE_CONNECT_ATTEMPTS must be an integer between 1 and 100',
+      ],
+      [
+        { DATABASE_QUERY_TIMEOUT_MS: '50' },
+        'Invalid configuration: DATABASE_QUERY_TIMEOUT_MS must be an integer between 100 and 600000',
       ],
       [
         { AUTH_JWKS_URL: 'https://idp/jwks' },

@@ -30,7 +30,7 @@ export class MetricsService {
 
   readonly databaseErrors = new Counter({
     name: 'plant_store_database_errors_total',
-    help: 'Failed database operations: kind "unavailable" (unreachable) or "failure" (anything else)',
+    help: 'Failed database operations: kind "unavailable" (unreachable), "timeout" (no answer in time) or "failure" (anything else)',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

@@ -28,7 +28,9 @@ export class PlantsController {
     415: 'The body is not application/json.',
     429: 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).',
     500: 'An unexpected failure; the details are in the service log.',
-    503: 'The database is unreachable; the plant was not stored. Retry after a short wait.',
+    503:
+      'The database is unreachable (the plant was not stored) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
+      '(it may have been). Either way, send the same request again after a short wait: a replay is safe.',
   })
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create(newPlant));

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
+import { StorageTimeoutError } from './persistence/storage-timeout.error';
 import { StorageUnavailableError } from './persistence/storage-unavailable.error';
 import { StorageError } from './persistence/storage.error';
 import { PlantsService } from './plants.service';
@@ -53,6 +54,17 @@ describe('PlantsService', () => {
       repository.create.mockRejectedValue(new StorageUnavailableError('PostgreSQL is unavailable', { cause: null }));
       await expect(service.create({ id: 1n, name: 'x' })).rejects.toThrow(ServiceUnavailableException);
       expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(1);
+    });
+
+    it('should turn a store that did not answer in time into a 503 that does not say "not stored", and count it', async () => {
+      repository.create.mockRejectedValue(
+        new StorageTimeoutError('PostgreSQL did not answer within 5 ms', { cause: null }),
+      );
+      const result = service.create({ id: 1n, name: 'x' });
+      await expect(result).rejects.toThrow(ServiceUnavailableException);
+      await expect(result).rejects.toThrow(/may or may not be stored/);
+      expect(await counted('plant_store_database_errors_total', { kind: 'timeout' })).toBe(1);
+      expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(0);
     });
 
     it('should let other storage failures through for the filter to answer 500, and count them', async () => {

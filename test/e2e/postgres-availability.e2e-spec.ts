@@ -49,3 +49,55 @@ describePostgres('when PostgreSQL goes away and comes back (e2e)', () => {
     expect(results.map((result) => result.status)).toEqual([200, 200, 200]);
   });
 });
+
+describePostgres('when PostgreSQL hangs (e2e)', () => {
+  const TIMEOUT_MESSAGE =
+    'The database did not answer in time; the plant may or may not be stored: send the same request again (a replay is safe)';
+  let schema: TestSchema;
+  let proxy: TcpProxy;
+  let server: TestApp;
+
+  beforeAll(async () => {
+    schema = await createTestSchema();
+    const target = new URL(schema.url);
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.start();
+    server = await createTestApp({ DATABASE_URL: viaPort(schema.url, proxy.port), DATABASE_QUERY_TIMEOUT_MS: '1500' });
+  });
+  afterEach(() => proxy.thaw());
+  afterAll(async () => {
+    await server.destroy();
+    await proxy.cut();
+    await schema.drop();
+  });
+
+  const create = (id: number, name: string) => request(`${server.url}/plants`, { body: { id, name } });
+
+  // Each test starts with an idle pooled connection (from the create before the freeze), so the
+  // create during the freeze is sent at once and waits on the query timeout, not the connect timeout.
+  it('should answer 503 once the query timeout passes, and recover when the server answers again', async () => {
+    expect((await create(1, 'before')).status).toBe(200);
+
+    proxy.freeze();
+    const during = await create(2, 'during');
+    expect(during.status).toBe(503);
+    expect(during.body).toEqual({ error: 503, message: TIMEOUT_MESSAGE });
+    expect(server.logs.join('\n')).not.toContain('Internal server error');
+
+    proxy.thaw();
+    // The stuck connection was closed, not lent out again: the next create gets a fresh one.
+    expect(await create(2, 'during')).toMatchObject({ status: 200, body: { name: 'during' } });
+  });
+
+  it('should not claim a plant was not stored when only the answer was lost', async () => {
+    expect((await create(10, 'before')).status).toBe(200);
+
+    proxy.freeze('answers');
+    expect((await create(11, 'committed')).body).toEqual({ error: 503, message: TIMEOUT_MESSAGE });
+
+    proxy.thaw();
+    // The insert reached the server and committed: the same request again is a replay.
+    expect(await create(11, 'committed')).toMatchObject({ status: 200, body: { name: 'committed' } });
+    expect((await create(11, 'other')).status).toBe(409);
+  });
+});

@@ -14,6 +14,14 @@ const UNAVAILABLE_SOCKET_ERRORS = new Set([
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|connection error|not queryable/i;
 
+// What pg throws when a query's `query_timeout` passes before the server answers.
+const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** True when the server took a query but did not answer within its `query_timeout`. */
+export function isQueryTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE;
+}
+
 /** True when a pg error says the database is out of reach, so a retry later may succeed. */
 export function isUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };

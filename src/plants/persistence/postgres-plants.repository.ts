@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Pool } from 'pg';
+import { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { Batcher } from 'promise-batcher';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PlantsRepository } from './plants.repository';
-import { isUnavailable } from './postgres-errors';
+import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { migrate } from './postgres-migrations';
+import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 
@@ -14,6 +15,8 @@ export interface PostgresOptions {
   url: string;
   poolMax: number;
   connectAttempts: number;
+  /** How long a create or ping waits for the server's answer before it fails with StorageTimeoutError. */
+  queryTimeoutMs: number;
 }
 
 interface PlantRow {
@@ -50,7 +53,8 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     // Group commit: the creates that reach the repository in one turn of the event loop go to the
     // database as one statement and one commit, and each resolves only after that commit. No timer,
     // so a lone create waits for nothing, and no cap of our own on batches in flight: the pool's
-    // limit and its connection timeout still bound them, so a hung database still yields 503s.
+    // limit and its connection timeout bound them, and the query timeout bounds a batch the server
+    // took but never answers (a hung or partitioned database), so every create ends in time.
     this.creates = new Batcher({
       batchingFunction: (plants) => this.createMany(plants),
       maxBatchSize: MAX_BATCH,
@@ -88,7 +92,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
 
   async ping(): Promise<void> {
     try {
-      await this.pool.query('SELECT 1 FROM schema_migrations LIMIT 1');
+      await this.timedQuery('SELECT 1 FROM schema_migrations LIMIT 1', []);
     } catch (error) {
       throw this.translate(error);
     }
@@ -102,14 +106,15 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
 
   /**
    * Stores a batch in one statement and one commit, each plant resolved on its own: a conflict
-   * fails only its plant. A lost connection is retried once; any other failure sends each plant
-   * alone, so one plant the server refuses does not fail the others.
+   * fails only its plant. A lost connection is retried once; a timeout is not (the server took the
+   * batch, and a retry would wait as long again); any other failure sends each plant alone, so one
+   * plant the server refuses does not fail the others.
    */
   private async createMany(plants: readonly Plant[]): Promise<(CreateResult | Error)[]> {
     try {
       return await this.retriedOnceIfUnavailable(() => this.insertOrCompare(plants));
     } catch (error) {
-      if (plants.length > 1 && !isUnavailable(error)) {
+      if (plants.length > 1 && !isUnavailable(error) && !isQueryTimeout(error)) {
         return (await Promise.all(plants.map((plant) => this.createMany([plant])))).flat();
       }
       return plants.map(() => this.translate(error));
@@ -132,7 +137,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
     // in the same order and cannot deadlock; within one id, in the order they came. Unnamed
     // statements (no server-side prepared ones), so PgBouncer in transaction mode works.
-    const inserted = await this.pool.query<PlantRow>(
+    const inserted = await this.timedQuery<PlantRow>(
       `INSERT INTO plants (id, name, tag)
        SELECT id, name, tag
        FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
@@ -147,7 +152,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     if (missing.length > 0) {
       // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
       // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
-      const { rows } = await this.pool.query<PlantRow>(
+      const { rows } = await this.timedQuery<PlantRow>(
         'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
         [missing],
       );
@@ -162,8 +167,27 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     });
   }
 
+  /**
+   * A query that fails with pg's "Query read timeout" once the server has held it for
+   * `queryTimeoutMs`; the pool then closes that connection instead of lending it out again.
+   */
+  private timedQuery<R extends QueryResultRow>(text: string, values: unknown[]): Promise<QueryResult<R>> {
+    // pg reads `query_timeout` per query; @types/pg's QueryConfig does not declare it.
+    const config: QueryConfig & { query_timeout: number } = {
+      text,
+      values,
+      query_timeout: this.options.queryTimeoutMs,
+    };
+    return this.pool.query<R>(config);
+  }
+
   private translate(error: unknown): Error {
     if (error instanceof PlantConflictError) return error;
+    if (isQueryTimeout(error)) {
+      return new StorageTimeoutError(`PostgreSQL did not answer within ${this.options.queryTimeoutMs} ms`, {
+        cause: error,
+      });
+    }
     if (isUnavailable(error)) return new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
     return new StorageError('PostgreSQL failed to store a plant', { cause: error });
   }
