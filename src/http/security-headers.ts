@@ -12,8 +12,9 @@ const docsHeaders = helmet({
 
 /**
  * The JSON API gets the set OWASP's REST Security Cheat Sheet gives for APIs: nothing in a
- * response may run, be framed or be sniffed as another type, over HTTPS only. Headers that only
- * mean something for HTML documents are left off: each costs every client bytes on every response.
+ * response may run, be framed, be sniffed as another type or be stored by a cache, over HTTPS
+ * only; helmet's Referrer-Policy and Cross-Origin-Resource-Policy stay too. Headers that only mean
+ * something for HTML documents are left off: each costs every client bytes on every response.
  */
 const apiHeaders = helmet({
   contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
@@ -34,7 +35,8 @@ const apiHeaders = helmet({
  */
 export function addSecurityHeaders(fastify: FastifyInstance, docsPath: string): void {
   const docs = headersSetBy(docsHeaders);
-  const api = headersSetBy(apiHeaders);
+  // helmet has no Cache-Control; no-store keeps plants, errors and health answers out of every cache.
+  const api = Object.freeze({ ...headersSetBy(apiHeaders), 'cache-control': 'no-store' });
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.headers(request.routeOptions.url?.startsWith(docsPath) ? docs : api);
     done();

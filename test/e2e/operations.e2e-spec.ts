@@ -54,10 +54,13 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
         expect(res.headers.get('strict-transport-security')).toContain('max-age=');
         expect(res.headers.get('referrer-policy')).toBe('no-referrer');
         expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+        expect(res.headers.get('cache-control')).toBe('no-store');
         // Headers for HTML documents only stay off the JSON API.
         expect(res.headers.get('cross-origin-opener-policy')).toBeNull();
       }
+      expect((await get(`${server.url}/health/ready`)).headers.get('cache-control')).toBe('no-store');
       const docs = await get(`${server.url}/docs`);
+      expect(docs.headers.get('cache-control')).not.toBe('no-store');
       expect(docs.headers.get('x-frame-options')).toBe('SAMEORIGIN');
       expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
       expect(docs.headers.get('cross-origin-opener-policy')).toBe('same-origin');
