@@ -114,10 +114,12 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     try {
       return await this.retriedOnceIfUnavailable(() => this.insertOrCompare(plants));
     } catch (error) {
-      if (plants.length > 1 && !isUnavailable(error) && !isQueryTimeout(error)) {
+      const failure = this.translate(error);
+      // An unreachable or timed-out database would fail each plant alone just the same.
+      if (plants.length > 1 && !(failure instanceof StorageUnavailableError)) {
         return (await Promise.all(plants.map((plant) => this.createMany([plant])))).flat();
       }
-      return plants.map(() => this.translate(error));
+      return plants.map(() => failure);
     }
   }
 
