@@ -1,5 +1,5 @@
 import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
-import { PostgresPlantsRepository } from '../src/plants/persistence/postgres-plants.repository';
+import { POSTGRES_PAGE_SQL, PostgresPlantsRepository } from '../src/plants/persistence/postgres-plants.repository';
 import { StorageError } from '../src/plants/persistence/storage.error';
 import { StorageUnavailableError } from '../src/plants/persistence/storage-unavailable.error';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
@@ -47,6 +47,27 @@ describePostgres('PostgreSQL', () => {
         { column_name: 'name', data_type: 'text' },
         { column_name: 'tag', data_type: 'text' },
       ]);
+    });
+
+    it('should read a page by an index scan on the primary key, whatever its depth', async () => {
+      await (await openRepository(schema.url)).onModuleDestroy();
+      const table = `${schema.name}.plants`;
+      await schema.admin(`INSERT INTO ${table} (id, name) SELECT i, 'p' FROM generate_series(1, 50000) AS i`);
+      await schema.admin(`ANALYZE ${table}`);
+      const plan = async (sql: string, params: unknown[]) => {
+        const { rows } = await schema.admin(`EXPLAIN ${sql.replace('FROM plants', `FROM ${table}`)}`, params);
+        return rows.map((row) => String(row['QUERY PLAN'])).join('\n');
+      };
+      for (const [sql, params] of [
+        [POSTGRES_PAGE_SQL.after, ['49000', 100]],
+        [POSTGRES_PAGE_SQL.after, ['10', 100]],
+        [POSTGRES_PAGE_SQL.first, [100]],
+      ] as const) {
+        const explained = await plan(sql, [...params]);
+        expect(explained).toMatch(/Index Scan using plants_pkey/);
+        expect(explained).not.toMatch(/Seq Scan|Sort|Offset/);
+      }
+      expect(await plan(POSTGRES_PAGE_SQL.after, ['49000', 100])).toMatch(/Index Cond: \(id > '49000'::bigint\)/);
     });
 
     it('should migrate exactly once when several instances start at the same moment', async () => {

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqlitePlantsRepository } from '../src/plants/persistence/sqlite-plants.repository';
+import { SQLITE_PAGE_SQL, SqlitePlantsRepository } from '../src/plants/persistence/sqlite-plants.repository';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
 
 function openRepository(path: string): SqlitePlantsRepository {
@@ -87,6 +87,23 @@ describe('SqlitePlantsRepository', () => {
       id: 2n ** 63n - 1n,
       type: 'integer',
     });
+    db.close();
+  });
+
+  it('should read a page by a range search on the primary key, never a scan from the start', () => {
+    openRepository(path).onModuleDestroy();
+    const db = new Database(path);
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+             INSERT INTO plants (id, name) SELECT i, 'p' FROM n`);
+    const plan = (sql: string, ...params: unknown[]) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...params)
+        .map((row) => (row as { detail: string }).detail);
+    // Deep in the store: a search from the cursor, no sort, no temporary b-tree.
+    expect(plan(SQLITE_PAGE_SQL.after, 19000, 100)).toEqual(['SEARCH plants USING INTEGER PRIMARY KEY (rowid>?)']);
+    // The first page walks the rowid order from its start, which is where it stops.
+    expect(plan(SQLITE_PAGE_SQL.first, 100)).toEqual(['SCAN plants']);
     db.close();
   });
 });

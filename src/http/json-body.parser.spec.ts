@@ -26,16 +26,44 @@ describe('parseJsonBody', () => {
     });
   });
 
+  describe('when an integer is written with a fraction or an exponent', () => {
+    it.each([
+      ['1e15', 1e15],
+      ['1e16', 10n ** 16n],
+      ['1e17', 10n ** 17n],
+      ['1e18', 10n ** 18n],
+      ['1E2', 100],
+      ['1.5e1', 15],
+      ['10e-1', 1],
+      ['9007199254740991e0', 9007199254740991],
+      ['9.007199254740992e15', 9007199254740992n],
+      ['9.007199254740993e15', 9007199254740993n],
+      ['900719925474099.3e1', 9007199254740993n],
+      ['9007199254740993.0', 9007199254740993n],
+      ['9.223372036854775807e18', 9223372036854775807n],
+      ['-9.223372036854775808e18', -9223372036854775808n],
+      ['9.223372036854775808e18', 9223372036854775808n],
+      ['-0.0e5', 0],
+    ])('should read %s as its exact value %s', (literal, expected) => {
+      expect(parse(`{"id":${literal}}`).id).toBe(expected);
+    });
+
+    it('should read -0 as zero', () => {
+      expect(parse('{"id":-0}').id).toBe(-0);
+      expect(parse('{"id":-0,"big":1e16}').id).toBe(0);
+    });
+  });
+
   describe('when a number cannot be held exactly', () => {
-    it.each(['9007199254740993.0', '1.00000000000000001', '1' + '0'.repeat(30)])(
+    it.each(['1.00000000000000001', '1' + '0'.repeat(30), '1e21', '1e300', '1e99999999999999', '1e-99999999999999'])(
       'should turn %s into NaN rather than a rounded value',
       (literal) => {
         expect(parse(`{"id":${literal}}`).id).toBeNaN();
       },
     );
 
-    it('should read short decimals on the fast path as usual', () => {
-      expect(parse('{"id":1.5,"big":1e300}')).toEqual({ id: 1.5, big: 1e300 });
+    it('should keep fractions a double holds exactly as numbers', () => {
+      expect(parse('{"id":1.5,"small":1e-1}')).toEqual({ id: 1.5, small: 0.1 });
     });
   });
 

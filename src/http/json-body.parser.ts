@@ -1,12 +1,16 @@
 import { BadRequestException } from '@nestjs/common';
-import { isInteger, isSafeNumber, parse as parseLossless } from 'lossless-json';
+import { isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { scan } from 'secure-json-parse';
 
-// 2^53 has 16 digits: a number token with fewer significant digits (a dot may sit among them) is
-// read exactly by JSON.parse. Only a body with a longer digit run takes the slower lossless parser.
-const MAY_HOLD_UNSAFE_NUMBER = /\d(?:\.?\d){15}/;
-// The longest int64 literal is 20 characters; BigInt() of a longer one could be made slow on purpose.
-const MAX_INTEGER_LITERAL = 20;
+// 2^53 has 16 digits: a number token with fewer significant digits (a dot may sit among them) and
+// no exponent is read exactly by JSON.parse. A body with a longer digit run or an exponent (1e16 is an
+// integer JSON.parse cannot always keep) takes the slower lossless parser.
+const MAY_HOLD_UNSAFE_NUMBER = /\d(?:\.?\d){15}|\d[eE]/;
+// The parts of a JSON number: sign, integer digits, fraction digits, exponent.
+const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+// An integer is built only up to 20 digits (every int64 and just beyond): BigInt() of a longer one,
+// or of 1e1000000, could be made slow on purpose. Longer ones are out of any range we accept.
+const MAX_INTEGER_DIGITS = 20;
 const MAY_HOLD_PROTOTYPE_KEY = /"(?:__proto__|constructor)"/;
 // What `trim()` keeps (\s is the same set), found without copying the body.
 const NOT_BLANK = /\S/;
@@ -33,10 +37,34 @@ export function parseJsonBody(raw: Buffer): object {
   return value;
 }
 
+/**
+ * A number literal as the lossless parser hands it over. An integer (its exact value, however it is
+ * written: `12`, `1.2e1`, `12.0`, `-0`) is a number when it is safe, a bigint beyond; a non-integer is
+ * a number when a double holds it exactly, NaN otherwise.
+ */
 function parseNumber(literal: string): number | bigint {
-  if (isInteger(literal) && literal.length <= MAX_INTEGER_LITERAL) {
-    const value = Number(literal);
-    return Number.isSafeInteger(value) ? value : BigInt(literal);
-  }
-  return isSafeNumber(literal) ? Number(literal) : Number.NaN;
+  const integer = integerValue(literal);
+  if (integer === undefined) return isSafeNumber(literal) ? Number(literal) : Number.NaN;
+  if (typeof integer === 'number') return integer;
+  return Number.isSafeInteger(Number(integer)) ? Number(integer) : integer;
+}
+
+/** The exact integer a literal spells, `undefined` when it is not one, NaN when it has too many digits. */
+function integerValue(literal: string): bigint | number | undefined {
+  const parts = NUMBER_PARTS.exec(literal);
+  if (parts === null) return undefined;
+  const [, sign, whole, fraction = '', exponentText = '0'] = parts;
+  const significant = (whole + fraction).replace(/^0+/, '');
+  if (significant === '') return 0; // zero in any spelling, -0 included
+  const digits = significant.replace(/0+$/, '');
+  // The value is digits × 10^exponent; an exponent too long to read is far outside any range.
+  const exponent =
+    exponentText.length > 9
+      ? exponentText.startsWith('-')
+        ? -Infinity
+        : Infinity
+      : Number(exponentText) - fraction.length + (significant.length - digits.length);
+  if (exponent < 0) return undefined;
+  if (digits.length + exponent > MAX_INTEGER_DIGITS) return Number.NaN;
+  return BigInt(`${sign}${digits}${'0'.repeat(exponent)}`);
 }

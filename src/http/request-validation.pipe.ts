@@ -40,15 +40,28 @@ export class RequestValidationPipe extends ValidationPipe {
     return result.instance;
   }
 
+  /**
+   * A `bigint` parameter is a value, not a DTO: its own pipe (`ParseInt64Pipe`) reads it, after this
+   * one. Left to the stock rule, class-transformer would try to build a BigInt instance from the text.
+   */
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
+  }
+
   private compiledFor(metatype: Type<unknown>): CompiledValidation | undefined {
     if (!this.compiled.has(metatype)) this.compiled.set(metatype, compileValidation(metatype));
     return this.compiled.get(metatype);
   }
 }
 
-/** A plain object whose values are all primitives, with no prototype keys. */
+/**
+ * A plain object whose values are all primitives, with no prototype keys. Fastify's query objects
+ * have no prototype at all; a repeated query parameter is a list, so it takes the stock path.
+ */
 function isFlatObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
   for (const key of Object.keys(value)) {
     if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
     const field = (value as Record<string, unknown>)[key];

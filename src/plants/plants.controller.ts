@@ -1,11 +1,37 @@
-import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
+import { RouteSchema } from '@nestjs/platform-fastify';
+import {
+  ApiExtraModels,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { FastifyReply } from 'fastify';
 import { ApiErrorResponses } from '../errors/api-error-responses.decorator';
+import { ParseInt64Pipe } from '../http/parse-int64.pipe';
+import { ListPlantsQueryDto } from './dto/list-plants-query.dto';
+import { NEW_PLANT_SERIALIZATION } from './dto/new-plant.serialization';
 import { NewPlantDto } from './dto/new-plant.dto';
 import { PlantDto, toPlantDto } from './dto/plant.dto';
+import { Plant } from './plant';
 import { PlantsService } from './plants.service';
 
+const UNAUTHORIZED = 'No bearer token, a malformed Authorization header, or an unknown token.';
+const RATE_LIMITED = 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).';
+const INTERNAL = 'An unexpected failure; the details are in the service log.';
+const READ_UNAVAILABLE =
+  'The database is unreachable or did not answer within DATABASE_QUERY_TIMEOUT_MS; retry shortly.';
+const BAD_ID = ['The id in the path is not a decimal int64.', 'id must be a decimal integer in the int64 range'] as [
+  string,
+  string,
+];
+const NO_SUCH_PLANT = ['No plant has this id.', 'No plant with id 10'] as [string, string];
+
 @ApiTags('plants')
+@ApiExtraModels(NewPlantDto)
 @Controller('plants')
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
@@ -22,12 +48,12 @@ export class PlantsController {
   @ApiOkResponse({ type: PlantDto, description: 'The plant is stored (or was already, identically).' })
   @ApiErrorResponses({
     400: 'The body is missing, is not JSON, or is not a valid NewPlant.',
-    401: 'No bearer token, a malformed Authorization header, or an unknown token.',
+    401: UNAUTHORIZED,
     409: 'The id is already stored with a different name or tag; nothing was changed.',
     413: 'The body is larger than the configured limit (BODY_LIMIT, 1 MiB by default).',
     415: 'The body is not application/json.',
-    429: 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).',
-    500: 'An unexpected failure; the details are in the service log.',
+    429: RATE_LIMITED,
+    500: INTERNAL,
     503:
       'The database is unreachable (the plant was not stored) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
       '(it may have been). Either way, send the same request again after a short wait: a replay is safe.',
@@ -35,4 +61,90 @@ export class PlantsController {
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create(newPlant));
   }
+
+  /**
+   * Lists plants in id order (negative ids first), a page at a time.
+   *
+   * When more plants follow, the `Link` header holds the next page's URL (`rel="next"`); follow it
+   * until it is absent to walk the whole store. Every page costs the same however deep it is.
+   */
+  @Get()
+  @RouteSchema({ response: { 200: { type: 'array', items: NEW_PLANT_SERIALIZATION } } })
+  @ApiOperation({ operationId: 'listPlants', summary: 'List plants' })
+  @ApiOkResponse({
+    description: 'At most `limit` plants with an id greater than `after`, ordered by id.',
+    schema: { type: 'array', items: { $ref: getSchemaPath(NewPlantDto) } },
+    headers: {
+      Link: {
+        description:
+          'Present only when more plants follow: `</plants?limit=<limit>&after=<last id>>; rel="next"` (RFC 8288), ' +
+          'relative to the request URL.',
+        schema: { type: 'string', example: '</plants?limit=100&after=10>; rel="next"' },
+      },
+    },
+  })
+  @ApiErrorResponses({
+    400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'],
+    401: UNAUTHORIZED,
+    429: RATE_LIMITED,
+    500: INTERNAL,
+    503: READ_UNAVAILABLE,
+  })
+  async list(@Query() query: ListPlantsQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Plant[]> {
+    const page = await this.plants.list(query);
+    if (page.next !== undefined)
+      void reply.header('link', `</plants?limit=${query.limit}&after=${page.next}>; rel="next"`);
+    return page.plants;
+  }
+
+  /** Reads one plant by its id. */
+  @Get(':id')
+  @RouteSchema({ response: { 200: NEW_PLANT_SERIALIZATION } })
+  @ApiOperation({ operationId: 'getPlant', summary: 'Get a plant' })
+  @ApiIdParam()
+  @ApiOkResponse({ type: NewPlantDto, description: 'The plant with this id.' })
+  @ApiErrorResponses({
+    400: BAD_ID,
+    401: UNAUTHORIZED,
+    404: NO_SUCH_PLANT,
+    429: RATE_LIMITED,
+    500: INTERNAL,
+    503: READ_UNAVAILABLE,
+  })
+  get(@Param('id', ParseInt64Pipe) id: bigint): Promise<Plant> {
+    return this.plants.get(id);
+  }
+
+  /**
+   * Deletes one plant. Creating its id again afterwards is a new plant, not a replay.
+   */
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant' })
+  @ApiIdParam()
+  @ApiNoContentResponse({ description: 'The plant existed and is now deleted.' })
+  @ApiErrorResponses({
+    400: BAD_ID,
+    401: UNAUTHORIZED,
+    404: NO_SUCH_PLANT,
+    429: RATE_LIMITED,
+    500: INTERNAL,
+    503:
+      'The database is unreachable (nothing was deleted) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
+      '(it may have been deleted). Send the same request again: a 404 then means it was.',
+  })
+  async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
+    await this.plants.delete(id);
+  }
+}
+
+function ApiIdParam(): MethodDecorator {
+  return ApiParam({
+    name: 'id',
+    description:
+      'The id of the plant: a decimal int64 (digits, optional leading minus). Anything else is a 400. ' +
+      'JavaScript clients: ids beyond 2^53 need a big-integer-aware JSON parser.',
+    schema: { type: 'integer', format: 'int64' },
+    example: 10,
+  });
 }

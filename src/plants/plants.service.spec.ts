@@ -1,4 +1,4 @@
-import { ConflictException, ServiceUnavailableException } from '@nestjs/common';
+import { ConflictException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
@@ -19,7 +19,7 @@ describe('PlantsService', () => {
   };
 
   beforeEach(async () => {
-    repository = { create: jest.fn(), ping: jest.fn() };
+    repository = { create: jest.fn(), list: jest.fn(), get: jest.fn(), delete: jest.fn(), ping: jest.fn() };
     const moduleRef = await Test.createTestingModule({
       providers: [PlantsService, MetricsService, { provide: PlantsRepository, useValue: repository }],
     }).compile();
@@ -71,6 +71,86 @@ describe('PlantsService', () => {
       const failure = new StorageError('SQLite failed to store a plant', { cause: new Error('disk I/O error') });
       repository.create.mockRejectedValue(failure);
       await expect(service.create({ id: 1n, name: 'x' })).rejects.toBe(failure);
+      expect(await counted('plant_store_database_errors_total', { kind: 'failure' })).toBe(1);
+    });
+  });
+
+  describe('list', () => {
+    const plants = (...ids: bigint[]) => ids.map((id) => ({ id, name: `plant ${id}` }));
+
+    it('should ask for one plant more than the limit and give no next cursor when it is not there', async () => {
+      repository.list.mockResolvedValue(plants(1n, 2n));
+      await expect(service.list({ limit: 2, after: -5n })).resolves.toEqual({ plants: plants(1n, 2n) });
+      expect(repository.list).toHaveBeenCalledWith({ limit: 3, after: -5n });
+    });
+
+    it('should drop the extra plant and continue after the last one returned', async () => {
+      repository.list.mockResolvedValue(plants(2n ** 63n - 3n, 2n ** 63n - 2n, 2n ** 63n - 1n));
+      await expect(service.list({ limit: 2 })).resolves.toEqual({
+        plants: plants(2n ** 63n - 3n, 2n ** 63n - 2n),
+        next: 2n ** 63n - 2n,
+      });
+      expect(repository.list).toHaveBeenCalledWith({ limit: 3, after: undefined });
+    });
+
+    it('should answer an empty store with an empty page', async () => {
+      repository.list.mockResolvedValue([]);
+      await expect(service.list({ limit: 100 })).resolves.toEqual({ plants: [] });
+    });
+
+    it('should turn a store that did not answer into a 503 without a word about storing', async () => {
+      repository.list.mockRejectedValue(new StorageTimeoutError('slow', { cause: null }));
+      await expect(service.list({ limit: 1 })).rejects.toThrow(
+        new ServiceUnavailableException('The database did not answer in time; retry shortly'),
+      );
+      expect(await counted('plant_store_database_errors_total', { kind: 'timeout' })).toBe(1);
+    });
+  });
+
+  describe('get', () => {
+    it('should return the stored plant', async () => {
+      repository.get.mockResolvedValue({ id: -(2n ** 63n), name: 'min' });
+      await expect(service.get(-(2n ** 63n))).resolves.toEqual({ id: -(2n ** 63n), name: 'min' });
+      expect(repository.get).toHaveBeenCalledWith(-(2n ** 63n));
+    });
+
+    it('should turn a missing plant into a 404 that names the exact id', async () => {
+      repository.get.mockResolvedValue(undefined);
+      await expect(service.get(9007199254740993n)).rejects.toThrow(
+        new NotFoundException('No plant with id 9007199254740993'),
+      );
+    });
+
+    it('should turn an unreachable store into a 503 and count it', async () => {
+      repository.get.mockRejectedValue(new StorageUnavailableError('down', { cause: null }));
+      await expect(service.get(1n)).rejects.toThrow(
+        new ServiceUnavailableException('The database is unavailable; retry shortly'),
+      );
+      expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(1);
+    });
+  });
+
+  describe('delete', () => {
+    it('should resolve when the repository deleted the plant', async () => {
+      repository.delete.mockResolvedValue(true);
+      await expect(service.delete(7n)).resolves.toBeUndefined();
+      expect(repository.delete).toHaveBeenCalledWith(7n);
+    });
+
+    it('should turn a missing plant into a 404', async () => {
+      repository.delete.mockResolvedValue(false);
+      await expect(service.delete(7n)).rejects.toThrow(new NotFoundException('No plant with id 7'));
+    });
+
+    it('should say after a timeout that the plant may or may not be deleted', async () => {
+      repository.delete.mockRejectedValue(new StorageTimeoutError('slow', { cause: null }));
+      await expect(service.delete(7n)).rejects.toThrow(/may or may not be deleted/);
+    });
+
+    it('should let other storage failures through for the filter to answer 500', async () => {
+      const failure = new StorageError('SQLite failed to delete a plant', { cause: null });
+      repository.delete.mockRejectedValue(failure);
+      await expect(service.delete(7n)).rejects.toBe(failure);
       expect(await counted('plant_store_database_errors_total', { kind: 'failure' })).toBe(1);
     });
   });

@@ -14,6 +14,10 @@ export class NewPlantDto {
   /**
    * Identification number of the plant: any integer in the int64 range, kept exactly.
    * Sending the same id again with the same name and tag is a safe retry.
+   * An integer written with a fraction or an exponent (`1e3`, `1.0`) counts when its value is exact.
+   *
+   * JavaScript clients: `JSON.parse` rounds integers beyond 2^53 (9007199254740993 becomes
+   * 9007199254740992). Read and write bodies with a big-integer-aware JSON parser when ids may be that large.
    * @example 10
    */
   @ApiProperty({ type: 'integer', format: 'int64' })

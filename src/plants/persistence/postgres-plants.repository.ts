@@ -4,7 +4,7 @@ import { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { Batcher } from 'promise-batcher';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
-import { CreateResult, PlantsRepository } from './plants.repository';
+import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { migrate } from './postgres-migrations';
 import { StorageTimeoutError } from './storage-timeout.error';
@@ -28,6 +28,23 @@ interface PlantRow {
 const MAX_BACKOFF_MS = 5000;
 /** Plants per INSERT at most: three array parameters whatever the size, so this only bounds one statement's work. */
 const MAX_BATCH = 500;
+/**
+ * Rounds of insert-or-read for a plant whose stored row was deleted between the two (see
+ * `insertOrCompare`). Each round is a fresh race that the plant loses only if yet another create and
+ * delete of its id slip in between two statements, so in practice the second round settles it.
+ */
+const MAX_VANISHED_ROUNDS = 10;
+const PLANT_COLUMNS = 'id::text AS id, name, tag';
+
+/**
+ * Keyset pages: an index range scan on the primary key from the cursor, whatever the depth, never an
+ * OFFSET. `plants.id`, not `id`: ORDER BY would take `id` for the output column, the id as text.
+ * Exported for the test that reads their query plans.
+ */
+export const POSTGRES_PAGE_SQL = {
+  first: `SELECT ${PLANT_COLUMNS} FROM plants ORDER BY plants.id LIMIT $1`,
+  after: `SELECT ${PLANT_COLUMNS} FROM plants WHERE id > $1::bigint ORDER BY plants.id LIMIT $2`,
+} as const;
 
 /**
  * Plants in PostgreSQL, shared by any number of instances. Ids are BIGINT and travel as decimal
@@ -91,11 +108,32 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
   }
 
   async ping(): Promise<void> {
-    try {
-      await this.timedQuery('SELECT 1 FROM schema_migrations LIMIT 1', []);
-    } catch (error) {
-      throw this.translate(error);
-    }
+    await this.query('answer the readiness check', 'SELECT 1 FROM schema_migrations LIMIT 1', []);
+  }
+
+  async list({ limit, after }: PageQuery): Promise<Plant[]> {
+    const { rows } =
+      after === undefined
+        ? await this.query<PlantRow>('read plants', POSTGRES_PAGE_SQL.first, [limit])
+        : await this.query<PlantRow>('read plants', POSTGRES_PAGE_SQL.after, [after.toString(), limit]);
+    return rows.map(toPlant);
+  }
+
+  async get(id: bigint): Promise<Plant | undefined> {
+    const { rows } = await this.query<PlantRow>(
+      'read a plant',
+      `SELECT ${PLANT_COLUMNS} FROM plants WHERE id = $1::bigint`,
+      [id.toString()],
+    );
+    return rows.length === 0 ? undefined : toPlant(rows[0]);
+  }
+
+  async delete(id: bigint): Promise<boolean> {
+    // Not retried after a lost connection: a delete that committed would then answer "not found".
+    const { rowCount } = await this.query('delete a plant', 'DELETE FROM plants WHERE id = $1::bigint', [
+      id.toString(),
+    ]);
+    return rowCount === 1;
   }
 
   create(plant: Plant): Promise<CreateResult> {
@@ -114,7 +152,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     try {
       return await this.retriedOnceIfUnavailable(() => this.insertOrCompare(plants));
     } catch (error) {
-      const failure = this.translate(error);
+      const failure = this.translate(error, 'store a plant');
       // An unreachable or timed-out database would fail each plant alone just the same.
       if (plants.length > 1 && !(failure instanceof StorageUnavailableError)) {
         return (await Promise.all(plants.map((plant) => this.createMany([plant])))).flat();
@@ -134,7 +172,12 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     return run();
   }
 
-  private async insertOrCompare(plants: readonly Plant[]): Promise<(CreateResult | Error)[]> {
+  /**
+   * One insert for the batch, then one read of the rows that were already there. A row the insert
+   * saw can be deleted before the read (a concurrent DELETE): that plant has lost nothing, it is
+   * simply tried again, and becomes a new create or meets whatever was stored since.
+   */
+  private async insertOrCompare(plants: readonly Plant[], round = 1): Promise<(CreateResult | Error)[]> {
     const ids = plants.map((plant) => plant.id.toString());
     // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
     // in the same order and cannot deadlock; within one id, in the order they came. Unnamed
@@ -145,7 +188,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
        FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
        ORDER BY id, position
        ON CONFLICT (id) DO NOTHING
-       RETURNING id::text AS id, name, tag`,
+       RETURNING ${PLANT_COLUMNS}`,
       [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
     );
     const stored = new Map(inserted.rows.map((row) => [row.id, toPlant(row)]));
@@ -155,18 +198,26 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
       // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
       // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
       const { rows } = await this.timedQuery<PlantRow>(
-        'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
+        `SELECT ${PLANT_COLUMNS} FROM plants WHERE id = ANY($1::bigint[])`,
         [missing],
       );
       for (const row of rows) stored.set(row.id, toPlant(row));
     }
-    return plants.map((plant, i) => {
+    const results: (CreateResult | Error | undefined)[] = plants.map((plant, i) => {
       const existing = stored.get(ids[i]);
-      if (existing === undefined) return this.translate(new Error(`plant ${ids[i]} was neither inserted nor found`));
+      if (existing === undefined) return undefined; // deleted between the insert and the read
       if (!samePlant(existing, plant)) return new PlantConflictError(plant.id);
       // The same plant twice in one batch: the first is the one created, the next a replay.
       return { plant: existing, created: created.delete(ids[i]) };
     });
+    const vanished = plants.filter((_plant, i) => results[i] === undefined);
+    if (vanished.length === 0) return results as (CreateResult | Error)[];
+    if (round >= MAX_VANISHED_ROUNDS) {
+      const failure = this.translate(new Error(`plants kept vanishing for ${round} rounds`), 'store a plant');
+      return results.map((result) => result ?? failure);
+    }
+    const retried = await this.insertOrCompare(vanished, round + 1);
+    return results.map((result) => result ?? retried.shift()!);
   }
 
   /**
@@ -183,7 +234,16 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     return this.pool.query<R>(config);
   }
 
-  private translate(error: unknown): Error {
+  /** A timed query whose failure is translated for the port: `action` says what failed, for the log. */
+  private async query<R extends QueryResultRow>(action: string, text: string, values: unknown[]) {
+    try {
+      return await this.timedQuery<R>(text, values);
+    } catch (error) {
+      throw this.translate(error, action);
+    }
+  }
+
+  private translate(error: unknown, action: string): Error {
     if (error instanceof PlantConflictError) return error;
     if (isQueryTimeout(error)) {
       return new StorageTimeoutError(`PostgreSQL did not answer within ${this.options.queryTimeoutMs} ms`, {
@@ -191,7 +251,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
       });
     }
     if (isUnavailable(error)) return new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
-    return new StorageError('PostgreSQL failed to store a plant', { cause: error });
+    return new StorageError(`PostgreSQL failed to ${action}`, { cause: error });
   }
 }
 

@@ -4,7 +4,7 @@ import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
-import { CreateResult, PlantsRepository } from './plants.repository';
+import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 import { StorageError } from './storage.error';
 
@@ -14,11 +14,19 @@ interface PlantRow {
   tag: string | null;
 }
 
+/**
+ * Keyset pages on the INTEGER PRIMARY KEY (the rowid): a range search from the cursor, whatever the
+ * depth, never an OFFSET. Exported for the test that reads their query plans.
+ */
+export const SQLITE_PAGE_SQL = {
+  first: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT ?',
+  after: 'SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?',
+} as const;
+
 /** Plants in an embedded SQLite file (WAL, fsync on every commit). */
 export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, OnModuleDestroy {
   private db?: Database.Database;
-  private insertStatement?: Database.Statement<[bigint, string, string | null]>;
-  private selectStatement?: Database.Statement<[bigint], PlantRow>;
+  private statements?: ReturnType<typeof prepare>;
 
   constructor(private readonly path: string) {}
 
@@ -32,46 +40,73 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, O
     db.pragma('busy_timeout = 5000');
     db.defaultSafeIntegers(true);
     migrate(db);
-    this.insertStatement = db.prepare(
-      'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
-    );
-    this.selectStatement = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');
+    this.statements = prepare(db);
     this.db = db;
   }
 
   onModuleDestroy(): void {
     this.db?.close();
     this.db = undefined;
+    this.statements = undefined;
   }
 
   async ping(): Promise<void> {
-    try {
-      this.statements().select.get(0n);
-    } catch (error) {
-      throw new StorageError('SQLite store is not usable', { cause: error });
-    }
+    this.run('SQLite store is not usable', (s) => s.select.get(0n));
   }
 
   async create(plant: Plant): Promise<CreateResult> {
-    let stored: PlantRow | undefined;
-    try {
-      // The primary key settles a race; rows are never updated, so the read after a skipped insert is stable.
-      if (this.statements().insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        return { plant, created: true };
-      }
-      stored = this.statements().select.get(plant.id);
-    } catch (error) {
-      throw new StorageError('SQLite failed to store a plant', { cause: error });
-    }
-    const existing = toPlant(stored!);
+    const stored = this.run('SQLite failed to store a plant', (s) => s.createOrFind(plant));
+    if (stored === undefined) return { plant, created: true };
+    const existing = toPlant(stored);
     if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
     return { plant: existing, created: false };
   }
 
-  private statements() {
-    if (!this.insertStatement || !this.selectStatement) throw new Error('SQLite store is not open');
-    return { insert: this.insertStatement, select: this.selectStatement };
+  async list({ limit, after }: PageQuery): Promise<Plant[]> {
+    const rows = this.run('SQLite failed to read plants', (s) =>
+      after === undefined ? s.first.all(limit) : s.after.all(after, limit),
+    );
+    return rows.map(toPlant);
   }
+
+  async get(id: bigint): Promise<Plant | undefined> {
+    const row = this.run('SQLite failed to read a plant', (s) => s.select.get(id));
+    return row === undefined ? undefined : toPlant(row);
+  }
+
+  async delete(id: bigint): Promise<boolean> {
+    return this.run('SQLite failed to delete a plant', (s) => s.remove.run(id).changes === 1);
+  }
+
+  /** Runs `work` on the open store, turning a driver failure into a StorageError with `message`. */
+  private run<T>(message: string, work: (statements: ReturnType<typeof prepare>) => T): T {
+    try {
+      if (!this.statements) throw new Error('SQLite store is not open');
+      return work(this.statements);
+    } catch (error) {
+      throw new StorageError(message, { cause: error });
+    }
+  }
+}
+
+function prepare(db: Database.Database) {
+  const insert = db.prepare<[bigint, string, string | null]>(
+    'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
+  );
+  const select = db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?');
+  // The insert and the read of a row that was already there are one write transaction, so no
+  // delete (from another connection to the file) can come between them: the read always finds it.
+  const insertOrFind = db.transaction((plant: Plant): PlantRow | undefined =>
+    insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1 ? undefined : select.get(plant.id),
+  );
+  return {
+    select,
+    /** The row already stored under the plant's id, or undefined when this plant was inserted. */
+    createOrFind: (plant: Plant) => insertOrFind.immediate(plant),
+    first: db.prepare<[number], PlantRow>(SQLITE_PAGE_SQL.first),
+    after: db.prepare<[bigint, number], PlantRow>(SQLITE_PAGE_SQL.after),
+    remove: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+  };
 }
 
 function toPlant(row: PlantRow): Plant {
