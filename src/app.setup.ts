@@ -56,7 +56,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
     app.enableCors({
       origin: [...config.corsOrigins],
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'Retry-After'],
+      // Link carries the next page of GET /plants; a browser client reads only the headers listed here.
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'Link'],
     });
   }
 

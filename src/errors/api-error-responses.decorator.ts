@@ -1,18 +1,34 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
+import { ApiResponse, ApiResponseOptions } from '@nestjs/swagger';
 import { ErrorDto } from './error.dto';
 
 // What a client sees for each status, as the example in the document.
 const EXAMPLE_MESSAGES: Record<number, string> = {
   400: 'id must be an integer in the int64 range; name is required',
   401: 'Bearer token is invalid or expired',
-  404: 'Cannot GET /plants/1',
+  404: 'No plant with id 10',
   409: 'A plant with id 10 already exists with a different name or tag',
   413: 'Request body is larger than the limit of 1048576 bytes',
   415: 'Content-Type must be application/json',
   429: 'Rate limit exceeded: at most 600 requests per minute per token',
   500: 'Internal server error',
   503: 'The database is unavailable; the plant was not stored, retry shortly',
+};
+
+// The headers that come with a status whatever the route.
+const HEADERS: Record<number, ApiResponseOptions['headers']> = {
+  401: {
+    'WWW-Authenticate': {
+      description: 'The bearer challenge (RFC 6750), with error="invalid_token" when a token was presented.',
+      schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' },
+    },
+  },
+  429: {
+    'Retry-After': {
+      description: 'Seconds to wait before the next request counts again.',
+      schema: { type: 'integer', example: 30 },
+    },
+  },
 };
 
 /**
@@ -30,6 +46,7 @@ export function ApiErrorResponses(
         status,
         description,
         type: ErrorDto,
+        ...(HEADERS[status] === undefined ? {} : { headers: HEADERS[status] }),
         ...(message === undefined ? {} : { example: { error: status, message } }),
       });
     }),

@@ -4,6 +4,7 @@ import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/term
 import { Public } from '../auth/public.decorator';
 import { ApiErrorResponses } from '../errors/api-error-responses.decorator';
 import { DatabaseHealthIndicator } from './database.health-indicator';
+import { HealthCheckDto } from './dto/health-check.dto';
 
 @ApiTags('health')
 @Controller('health')
@@ -18,7 +19,10 @@ export class HealthController {
   @Public()
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({ operationId: 'liveness', summary: 'Liveness', security: [] })
-  @ApiOkResponse({ description: 'The process is running.' })
+  @ApiOkResponse({
+    type: HealthCheckDto,
+    description: 'The process is running (no checks: info and details are empty).',
+  })
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
@@ -28,7 +32,7 @@ export class HealthController {
   @Public()
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({ operationId: 'readiness', summary: 'Readiness', security: [] })
-  @ApiOkResponse({ description: 'Ready for traffic: the database answers and is migrated.' })
+  @ApiOkResponse({ type: HealthCheckDto, description: 'Ready for traffic: the database answers and is migrated.' })
   @ApiErrorResponses({
     503: ['Not ready: the database is unreachable or not migrated.', 'Not ready: database is down'],
   })

@@ -37,7 +37,7 @@ describe('OpenAPI document (e2e)', () => {
       expect(served.info).toMatchObject({ title: 'Plant Store', version: '1.0.0' });
       expect(served.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
       expect(served.security).toEqual([{ bearer: [] }]);
-      expect(Object.keys(served.paths)).toEqual(['/plants', '/health/live', '/health/ready']);
+      expect(Object.keys(served.paths)).toEqual(['/plants', '/plants/{id}', '/health/live', '/health/ready']);
       expect(served.paths['/health/live'].get.security).toEqual([]);
       expect(served.paths['/health/ready'].get.security).toEqual([]);
     });
@@ -68,6 +68,97 @@ describe('OpenAPI document (e2e)', () => {
         properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } },
       });
     });
+
+    it('should declare the read and delete operations with every status they can answer', () => {
+      const statuses = (path: string, method: string) => Object.keys(served.paths[path][method].responses).sort();
+      expect(statuses('/plants', 'get')).toEqual(['200', '400', '401', '429', '500', '503']);
+      expect(statuses('/plants/{id}', 'get')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
+      expect(statuses('/plants/{id}', 'delete')).toEqual(['204', '400', '401', '404', '429', '500', '503']);
+      expect(served.paths['/plants/{id}'].delete.responses['204'].content).toBeUndefined();
+    });
+
+    it('should bound limit and type after and {id} as int64', () => {
+      const { parameters } = served.paths['/plants'].get;
+      expect(parameters).toEqual([
+        expect.objectContaining({
+          name: 'limit',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining({
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 1000,
+            default: 100,
+          }),
+        }),
+        expect.objectContaining({
+          name: 'after',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining({ type: 'integer', format: 'int64' }),
+        }),
+      ]);
+      for (const method of ['get', 'delete']) {
+        expect(served.paths['/plants/{id}'][method].parameters).toEqual([
+          expect.objectContaining({
+            name: 'id',
+            in: 'path',
+            required: true,
+            schema: { type: 'integer', format: 'int64' },
+          }),
+        ]);
+      }
+    });
+
+    it('should answer a list with an array of NewPlant and declare its Link header', () => {
+      const ok = served.paths['/plants'].get.responses['200'];
+      expect(ok.content['application/json'].schema).toEqual({
+        type: 'array',
+        items: { $ref: '#/components/schemas/NewPlant' },
+      });
+      expect(ok.headers.Link.schema.type).toBe('string');
+      expect(served.paths['/plants/{id}'].get.responses['200'].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/NewPlant',
+      });
+    });
+
+    it('should declare WWW-Authenticate on every 401 and Retry-After on every 429', () => {
+      const operations = Object.entries(served.paths).flatMap(([path, methods]) =>
+        Object.entries(methods as Doc).map(([method, operation]) => ({ at: `${method} ${path}`, operation })),
+      );
+      const declaring = (status: string) => operations.filter(({ operation }) => operation.responses[status]);
+      expect(declaring('401').map(({ at }) => at)).toEqual([
+        'post /plants',
+        'get /plants',
+        'get /plants/{id}',
+        'delete /plants/{id}',
+      ]);
+      for (const { operation } of declaring('401')) {
+        expect(operation.responses['401'].headers['WWW-Authenticate'].schema.type).toBe('string');
+      }
+      expect(declaring('429')).toHaveLength(4);
+      for (const { operation } of declaring('429')) {
+        expect(operation.responses['429'].headers['Retry-After'].schema.type).toBe('integer');
+      }
+    });
+
+    it('should warn JavaScript clients about ids beyond 2^53 wherever an id is declared', () => {
+      expect(served.components.schemas.NewPlant.properties.id.description).toContain('2^53');
+      expect(served.paths['/plants/{id}'].get.parameters[0].description).toContain('2^53');
+      expect(served.paths['/plants'].get.parameters[1].description).toContain('2^53');
+    });
+
+    it('should declare the health bodies: HealthCheck on 200, Error on 503', () => {
+      for (const path of ['/health/live', '/health/ready']) {
+        expect(served.paths[path].get.responses['200'].content['application/json'].schema).toEqual({
+          $ref: '#/components/schemas/HealthCheck',
+        });
+      }
+      expect(served.paths['/health/ready'].get.responses['503'].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/Error',
+      });
+    });
   });
 
   describe('real responses against its schemas', () => {
@@ -93,6 +184,48 @@ describe('OpenAPI document (e2e)', () => {
       const res = await request(`${server.url}/plants`, { body: '{}', headers });
       expect(res.status).toBe(status);
       expect(schema('Error')(res.body)).toBe(true);
+    });
+
+    it.each<[string, string, string, number, Doc]>([
+      [
+        'a page',
+        'get',
+        '/plants?limit=2',
+        200,
+        { type: 'array', items: { $ref: 'openapi#/components/schemas/NewPlant' } },
+      ],
+      [
+        'an empty page',
+        'get',
+        '/plants?after=9223372036854775807',
+        200,
+        { type: 'array', items: { $ref: 'openapi#/components/schemas/NewPlant' } },
+      ],
+      ['a bad limit', 'get', '/plants?limit=0', 400, { $ref: 'openapi#/components/schemas/Error' }],
+      ['a plant', 'get', '/plants/11', 200, { $ref: 'openapi#/components/schemas/NewPlant' }],
+      ['a plant without tag', 'get', '/plants/12', 200, { $ref: 'openapi#/components/schemas/NewPlant' }],
+      ['an unknown plant', 'get', '/plants/404', 404, { $ref: 'openapi#/components/schemas/Error' }],
+      ['a bad path id', 'get', '/plants/1.5', 400, { $ref: 'openapi#/components/schemas/Error' }],
+      ['a delete of an unknown plant', 'delete', '/plants/404', 404, { $ref: 'openapi#/components/schemas/Error' }],
+      ['liveness', 'get', '/health/live', 200, { $ref: 'openapi#/components/schemas/HealthCheck' }],
+      ['readiness', 'get', '/health/ready', 200, { $ref: 'openapi#/components/schemas/HealthCheck' }],
+    ])('should validate the body of %s', async (_label, method, path, status, bodySchema) => {
+      await request(`${server.url}/plants`, { body: { id: 11, name: 'Monstera', tag: 'tropical' } });
+      await request(`${server.url}/plants`, { body: { id: 12, name: 'Fern' } });
+      const res = await request(`${server.url}${path}`, { method: method.toUpperCase() });
+      expect(res.status).toBe(status);
+      const validate = ajv.compile(bodySchema);
+      expect({ valid: validate(res.body), errors: validate.errors ?? [] }).toEqual({ valid: true, errors: [] });
+      const template = path.split('?')[0].replace(/^\/plants\/[^/]+$/, '/plants/{id}');
+      expect(served.paths[template][method].responses[String(status)]).toBeDefined();
+    });
+
+    it('should answer a delete with the declared 204 and no body', async () => {
+      await request(`${server.url}/plants`, { body: { id: 13, name: 'Short-lived' } });
+      const res = await request(`${server.url}/plants/13`, { method: 'DELETE' });
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
+      expect(served.paths['/plants/{id}'].delete.responses['204']).toBeDefined();
     });
 
     it('should agree with the service on which names are valid', async () => {

@@ -82,7 +82,8 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
     it('should serve Prometheus metrics behind the bearer token', async () => {
       await request(`${server.url}/plants`, { body: { id: 3, name: 'Counted' } });
       await request(`${server.url}/plants`, { body: { id: 3, name: 'Counted' } });
-      await request(`${server.url}/plants/404`, { method: 'GET' });
+      await request(`${server.url}/nowhere/404`, { method: 'GET' });
+      await request(`${server.url}/plants/9007199254740993`, { method: 'GET' });
       const anonymous = await get(`${server.url}/metrics`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ error: 401, message: 'Authorization header with a Bearer token is required' });
@@ -91,6 +92,9 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(res.text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="200"\} \d+$/m);
       expect(res.text).toMatch(/^http_requests_total\{method="GET",route="unmatched",status="404"\} 1$/m);
+      // A plant's id never becomes a label: the route template does.
+      expect(res.text).toMatch(/^http_requests_total\{method="GET",route="\/plants\/:id",status="404"\} 1$/m);
+      expect(res.text).not.toContain('9007199254740993');
       expect(res.text).toMatch(
         /^http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/plants",status="200"\} \d+$/m,
       );
@@ -165,6 +169,26 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
       expect((await create(5, 'second-token')).status).toBe(200);
       expect((await create(6, false)).status).toBe(401);
+    });
+  });
+
+  describe('with CORS_ORIGINS, reading pages from a browser', () => {
+    let server: TestApp;
+    beforeAll(async () => (server = await createTestApp({ CORS_ORIGINS: 'https://app.example' })));
+    afterAll(() => server.destroy());
+
+    it('should expose the Link header of a page to the allowed origin', async () => {
+      for (const id of [1, 2]) await request(`${server.url}/plants`, { body: { id, name: 'paged' } });
+      const page = await request(`${server.url}/plants?limit=1`, {
+        method: 'GET',
+        headers: { origin: 'https://app.example' },
+      });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('link')).toBe('</plants?limit=1&after=1>; rel="next"');
+      expect(page.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      expect(page.headers.get('access-control-expose-headers')?.split(/,\s*/)).toEqual(
+        expect.arrayContaining(['Link', 'Retry-After', 'X-Request-Id']),
+      );
     });
   });
 

@@ -266,9 +266,9 @@ describe.each(stores.filter(([, postgres]) => !postgres || TEST_DATABASE_URL))(
 
     describe('other routes', () => {
       it('should answer 404 with the Error body for an unknown route', async () => {
-        const res = await request(`${server.url}/plants/1`, { method: 'GET' });
+        const res = await request(`${server.url}/plants/1/leaves`, { method: 'GET' });
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ error: 404, message: 'Cannot GET /plants/1' });
+        expect(res.body).toEqual({ error: 404, message: 'Cannot GET /plants/1/leaves' });
       });
 
       it('should answer 404 for another method on /plants', async () => {
