@@ -1,6 +1,8 @@
 import { request } from '../support/http';
 import { createTestSchema, describePostgres, TestSchema } from '../support/postgres';
+import { RaceOperation, settleRace } from '../support/plants-race';
 import { ServiceProcess, startService } from '../support/service-process';
+import { TEST_TOKEN } from '../support/test-app';
 
 const TOKEN = 'instances-token';
 
@@ -10,7 +12,7 @@ describePostgres('two instances over one PostgreSQL (e2e, two node dist/main.js 
 
   beforeAll(async () => {
     schema = await createTestSchema();
-    const env = { DATABASE_URL: schema.url, AUTH_TOKENS: TOKEN, DATABASE_POOL_MAX: '5' };
+    const env = { DATABASE_URL: schema.url, AUTH_TOKENS: `${TOKEN},${TEST_TOKEN}`, DATABASE_POOL_MAX: '5' };
     // Started at the same moment: the advisory lock lets exactly one of them migrate.
     instances = await Promise.all([startService(env), startService(env)]);
   });
@@ -51,6 +53,27 @@ describePostgres('two instances over one PostgreSQL (e2e, two node dist/main.js 
       const winner = a[0] === 200 ? 'A' : 'B';
       expect((await create(one, id, winner)).body).toEqual({ name: winner });
       expect((await create(two, id, winner)).body).toEqual({ name: winner });
+    }
+  });
+
+  it('should settle creates and deletes of the same ids racing through both instances in some order, never 5xx', async () => {
+    const ids = Array.from({ length: 60 }, (_, i) => -(2n ** 62n) - BigInt(i));
+    const operations: RaceOperation[] = [
+      { kind: 'create', name: 'A' },
+      { kind: 'delete' },
+      { kind: 'create', name: 'B' },
+      { kind: 'create', name: 'A' },
+      { kind: 'delete' },
+    ];
+    // Alternate instances: operation i goes to instance i % 2.
+    const outcomes = await Promise.all(ids.map((id) => settleRace((i) => instances[i % 2].url, id, operations)));
+    expect(outcomes.filter((outcome) => !outcome.consistent)).toEqual([]);
+    expect(outcomes.flatMap((outcome) => outcome.statuses).filter((status) => status >= 500)).toEqual([]);
+    expect(new Set(outcomes.map((outcome) => outcome.statuses.join())).size).toBeGreaterThan(1);
+    // What each round left is what PostgreSQL holds, read through the other instance too.
+    for (const { id, stored } of outcomes.slice(0, 10)) {
+      const res = await request(`${instances[1].url}/plants/${id}`, { method: 'GET' });
+      expect(res.status).toBe(stored === undefined ? 404 : 200);
     }
   });
 });
