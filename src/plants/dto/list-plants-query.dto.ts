@@ -36,7 +36,7 @@ export class ListPlantsQueryDto {
    * Return only plants whose id is greater than this one (exclusive): the last id of the page
    * before. The `Link: rel="next"` header of a page carries it; follow that header rather than
    * building the URL. Decimal digits with an optional leading minus; ids beyond 2^53 are exact.
-   * @example 10
+   * (No example on purpose: the docs page would fill it in, and "Try it out" would skip plants.)
    */
   @ApiProperty({ type: 'integer', format: 'int64', required: false })
   @ValidateIf((query: ListPlantsQueryDto) => query.after !== undefined)
