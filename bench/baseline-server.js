@@ -1,8 +1,11 @@
 'use strict';
-// The baseline: plain Fastify doing the work Plant Store does for POST /plants, without Nest.
-// The same contract checks (Fastify's JSON schema, coercion off), the same constant-time bearer
-// check, the same insert semantics (INSERT … ON CONFLICT DO NOTHING, then compare) on SQLite or
-// PostgreSQL, and the same Error body. Run by bench/run.js; prints "Listening on <url>".
+// The baseline: plain Fastify doing the work Plant Store does, without Nest. For POST /plants the
+// same contract checks (Fastify's JSON schema, coercion off), the same constant-time bearer check,
+// the same insert semantics (INSERT … ON CONFLICT DO NOTHING, then compare) on SQLite or PostgreSQL,
+// and the same Error body. For GET /plants, GET /plants/:id and DELETE /plants/:id the same keyset
+// query, the same exact-int64 output (fast-json-stringify writes a bigint's digits), the same
+// checks of limit, after and the path id, and the same Link header. Run by bench/run.js; prints
+// "Listening on <url>".
 const { createHash, timingSafeEqual } = require('node:crypto');
 const { mkdirSync } = require('node:fs');
 const { dirname } = require('node:path');
@@ -32,6 +35,19 @@ const newPlant = {
 };
 const plant = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tag: { type: 'string' } } };
 const error = { type: 'object', properties: { error: { type: 'integer' }, message: { type: 'string' } } };
+const plantWithId = {
+  type: 'object',
+  required: ['id', 'name'],
+  properties: { id: { type: 'integer' }, name: { type: 'string' }, tag: { type: 'string' } },
+};
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const int64 = (text) => {
+  if (typeof text !== 'string' || text.length > 32 || !/^-?[0-9]+$/.test(text)) return undefined;
+  const value = BigInt(text);
+  return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
+};
+const withoutNullTag = (row) => (row.tag === null ? { id: row.id, name: row.name } : row);
 
 const digest = (token) => createHash('sha256').update(token).digest();
 const tokens = (process.env.AUTH_TOKENS ?? '').split(',').filter(Boolean).map(digest);
@@ -49,12 +65,19 @@ function openStore(url) {
     db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT');
     const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
     const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?');
+    const one = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');
+    const first = db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?');
+    const after = db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?');
+    const remove = db.prepare('DELETE FROM plants WHERE id = ?');
     return {
       create: async (id, name, tag) => {
         if (insert.run(BigInt(id), name, tag).changes === 1) return true;
         const row = select.get(BigInt(id));
         return row.name === name && row.tag === tag;
       },
+      list: async (limit, cursor) => (cursor === undefined ? first.all(limit) : after.all(cursor, limit)),
+      get: async (id) => one.get(id),
+      remove: async (id) => remove.run(id).changes === 1,
       close: async () => db.close(),
     };
   }
@@ -72,6 +95,21 @@ function openStore(url) {
       const { rows } = await pool.query('SELECT name, tag FROM plants WHERE id = $1', [String(id)]);
       return rows[0].name === name && rows[0].tag === tag;
     },
+    list: async (limit, cursor) => {
+      const { rows } =
+        cursor === undefined
+          ? await pool.query('SELECT id::text AS id, name, tag FROM plants ORDER BY plants.id LIMIT $1', [limit])
+          : await pool.query('SELECT id::text AS id, name, tag FROM plants WHERE id > $1 ORDER BY plants.id LIMIT $2', [
+              String(cursor),
+              limit,
+            ]);
+      return rows.map((row) => ({ ...row, id: BigInt(row.id) }));
+    },
+    get: async (id) => {
+      const { rows } = await pool.query('SELECT id::text AS id, name, tag FROM plants WHERE id = $1', [String(id)]);
+      return rows[0] && { ...rows[0], id: BigInt(rows[0].id) };
+    },
+    remove: async (id) => (await pool.query('DELETE FROM plants WHERE id = $1', [String(id)])).rowCount === 1,
     close: () => pool.end(),
   };
 }
@@ -124,6 +162,37 @@ async function main() {
       return tag === undefined ? { name } : { name, tag };
     },
   );
+  app.get(
+    '/plants',
+    { schema: { response: { 200: { type: 'array', items: plantWithId }, '4xx': error } } },
+    async (request, reply) => {
+      const { limit: limitText, after: afterText } = request.query;
+      const limit = limitText === undefined ? 100 : /^[0-9]{1,6}$/.test(limitText) ? Number(limitText) : 0;
+      const cursor = afterText === undefined ? undefined : int64(afterText);
+      if (limit < 1 || limit > 1000 || (afterText !== undefined && cursor === undefined)) {
+        return reply.code(400).send({ error: 400, message: 'limit or after is not valid' });
+      }
+      const rows = await store.list(limit + 1, cursor);
+      if (rows.length > limit) {
+        rows.length = limit;
+        reply.header('link', `</plants?limit=${limit}&after=${rows[limit - 1].id}>; rel="next"`);
+      }
+      return rows.map(withoutNullTag);
+    },
+  );
+  app.get('/plants/:id', { schema: { response: { 200: plantWithId, '4xx': error } } }, async (request, reply) => {
+    const id = int64(request.params.id);
+    if (id === undefined) return reply.code(400).send({ error: 400, message: 'id is not valid' });
+    const row = await store.get(id);
+    if (row === undefined) return reply.code(404).send({ error: 404, message: `No plant with id ${id}` });
+    return withoutNullTag(row);
+  });
+  app.delete('/plants/:id', { schema: { response: { '4xx': error } } }, async (request, reply) => {
+    const id = int64(request.params.id);
+    if (id === undefined) return reply.code(400).send({ error: 400, message: 'id is not valid' });
+    if (!(await store.remove(id))) return reply.code(404).send({ error: 404, message: `No plant with id ${id}` });
+    return reply.code(204).send();
+  });
   app.addHook('onClose', () => store.close());
   const url = await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
   console.log(`Listening on ${url}`);

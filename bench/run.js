@@ -120,7 +120,15 @@ async function post(url, body, auth = true) {
   return res.status;
 }
 
-// Each scenario: the request to send (a fresh id per request where it matters) and its expected status.
+// Reads and deletes run against a store seeded with this many plants (ids 1…SEEDED), seeded with one
+// SQL statement after the server has made its table, not with a million POSTs.
+const SEEDED = SMOKE ? 100_000 : 1_000_000;
+const seeded = (store) => ({ store, seed: SEEDED });
+// A different id on every request, spread over the whole seeded store.
+const spread = (n) => ((n * 7919) % SEEDED) + 1;
+
+// Each scenario: the request to send (a fresh id per request where it matters) and its expected
+// status. POST with a body unless a method and path are given.
 const SCENARIOS = [
   { name: 'create (SQLite)', store: 'sqlite', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   {
@@ -132,6 +140,7 @@ const SCENARIOS = [
   },
   { name: '400 invalid body', store: 'sqlite', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
   { name: '401 no token', store: 'sqlite', status: 401, auth: false, body: (id) => ({ id, name: 'x' }) },
+  ...readScenarios('SQLite', 'sqlite'),
   ...(process.env.BENCH_DATABASE_URL && !SMOKE
     ? [
         {
@@ -140,15 +149,60 @@ const SCENARIOS = [
           status: 200,
           body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
         },
+        ...readScenarios('PostgreSQL', 'postgres'),
       ]
     : []),
 ];
 
+/** List a first and a deep page, get by id and delete, in a store of SEEDED plants. */
+function readScenarios(label, store) {
+  const million = `${SEEDED / 1000}k plants`;
+  return [
+    {
+      name: `list first page (${label}, ${million})`,
+      ...seeded(store),
+      status: 200,
+      method: 'GET',
+      path: () => '/plants',
+    },
+    {
+      name: `list deep page (${label}, ${million})`,
+      ...seeded(store),
+      status: 200,
+      method: 'GET',
+      path: () => `/plants?after=${SEEDED - 5000}`,
+    },
+    {
+      name: `get by id (${label}, ${million})`,
+      ...seeded(store),
+      status: 200,
+      method: 'GET',
+      path: (n) => `/plants/${spread(n)}`,
+    },
+    // Every request deletes a plant that is there: ids 1, 2, 3… (a run deletes far fewer than SEEDED).
+    {
+      name: `delete (${label}, ${million})`,
+      ...seeded(store),
+      status: 204,
+      method: 'DELETE',
+      path: (n) => `/plants/${n - 999}`,
+    },
+  ];
+}
+
 async function freshStore(store) {
   if (store === 'sqlite') {
     const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-bench-'));
+    const path = join(dir, 'plants.db');
     return {
-      env: { DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`, DATA_DIR: dir },
+      env: { DATABASE_URL: `sqlite:${path}`, DATA_DIR: dir },
+      seed: async (count) => {
+        const Database = require('better-sqlite3');
+        const db = new Database(path);
+        db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+                 INSERT INTO plants (id, name, tag) SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM n`);
+        db.close();
+      },
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
@@ -168,6 +222,11 @@ async function freshStore(store) {
   url.searchParams.set('options', `-c search_path=${schema}`);
   return {
     env: { DATABASE_URL: url.toString(), DATABASE_POOL_MAX: '10' },
+    seed: async (count) => {
+      await admin(`INSERT INTO ${schema}.plants (id, name, tag)
+                   SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM generate_series(1, ${count}) AS i`);
+      await admin(`ANALYZE ${schema}.plants`);
+    },
     drop: () => admin(`DROP SCHEMA ${schema} CASCADE`),
   };
 }
@@ -177,23 +236,37 @@ async function measure(scenario, target) {
   const server = await start(target, store.env);
   try {
     await scenario.setup?.(server.url);
+    if (scenario.seed) await store.seed(scenario.seed);
     let nextId = 1000;
     const load = (duration) =>
       autocannon({
         url: `${server.url}/plants`,
-        method: 'POST',
+        method: scenario.method ?? 'POST',
         connections: CONNECTIONS,
         duration,
         headers: {
-          'content-type': 'application/json',
+          ...(scenario.body ? { 'content-type': 'application/json' } : {}),
           ...(scenario.auth === false ? {} : { authorization: `Bearer ${TOKEN}` }),
         },
-        requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) }],
+        requests: [
+          {
+            setupRequest: (req) => {
+              const n = nextId++;
+              return {
+                ...req,
+                ...(scenario.path ? { path: scenario.path(n) } : {}),
+                ...(scenario.body ? { body: JSON.stringify(scenario.body(n)) } : {}),
+              };
+            },
+          },
+        ],
       });
     await load(1); // warm-up: JIT, pools, caches
     const result = await load(DURATION);
-    const expected = scenario.status === 200 ? result['2xx'] : (result[`${scenario.status}`] ?? result.non2xx);
-    if (result.errors > 0 || result.timeouts > 0 || expected === 0) {
+    const expected =
+      scenario.status < 300 ? result['2xx'] : (result.statusCodeStats[`${scenario.status}`]?.count ?? result.non2xx);
+    const unexpected = Object.keys(result.statusCodeStats).filter((status) => Number(status) !== scenario.status);
+    if (result.errors > 0 || result.timeouts > 0 || expected === 0 || unexpected.length > 0) {
       throw new Error(
         `${target} ${scenario.name}: ${result.errors} errors, ${result.timeouts} timeouts, statuses ${JSON.stringify(result.statusCodeStats)}`,
       );

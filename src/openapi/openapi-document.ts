@@ -8,7 +8,9 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Plant Store')
     .setDescription(
-      'A plant store interface: clients add plants by sending a plant description. ' +
+      'A plant store interface: clients add plants by sending a plant description, list them a page ' +
+        'at a time (follow the `Link: rel="next"` header), read one by id and delete one. Ids are int64, ' +
+        'exact over the whole range. ' +
         'Every operation needs `Authorization: Bearer <token>`. Every failure has an `Error` body ' +
         'whose `error` is the HTTP status.',
     )
