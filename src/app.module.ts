@@ -4,11 +4,13 @@ import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { RequestValidationPipe } from './http/request-validation.pipe';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
 import { PlantsModule } from './plants/plants.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
@@ -23,6 +25,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        DatabaseModule.forRoot([...PLANTS_MIGRATIONS]),
         LoggingModule,
         MetricsModule.forRoot(config.metrics.port),
         AuthModule,

@@ -201,12 +201,6 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
       });
     });
 
-    describe('ping', () => {
-      it('should resolve while the store is open and migrated', async () => {
-        await expect(repository.ping()).resolves.toBeUndefined();
-      });
-    });
-
     describe('durability', () => {
       it('should keep stored plants across a reopen', async () => {
         await repository.create({ id: 7n, name: 'Kept', tag: 'durable' });

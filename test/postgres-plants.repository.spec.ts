@@ -1,15 +1,35 @@
 import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
+import { PostgresDatabase } from '../src/database/postgres-database';
+import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { POSTGRES_PAGE_SQL, PostgresPlantsRepository } from '../src/plants/persistence/postgres-plants.repository';
-import { StorageError } from '../src/plants/persistence/storage.error';
-import { StorageUnavailableError } from '../src/plants/persistence/storage-unavailable.error';
+import { StorageError } from '../src/database/storage.error';
+import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
 import { createTestSchema, describePostgres, TestSchema, viaPort } from './support/postgres';
 import { TcpProxy } from './support/tcp-proxy';
 
-async function openRepository(url: string, connectAttempts = 1): Promise<PostgresPlantsRepository> {
-  const repository = new PostgresPlantsRepository({ url, poolMax: 20, connectAttempts, queryTimeoutMs: 30_000 });
-  await repository.onModuleInit();
-  return repository;
+type OpenRepository = PostgresPlantsRepository & { ping(): Promise<void>; close(): Promise<void> };
+
+/** The repository on a PostgresDatabase of its own, as DatabaseModule makes it; close() closes both. */
+async function openRepository(url: string, connectAttempts = 1): Promise<OpenRepository> {
+  const database = new PostgresDatabase(
+    { url, poolMax: 20, connectAttempts, queryTimeoutMs: 30_000 },
+    PLANTS_MIGRATIONS,
+  );
+  try {
+    await database.onModuleInit();
+  } catch (error) {
+    await database.onApplicationShutdown();
+    throw error;
+  }
+  const repository = new PostgresPlantsRepository(database);
+  return Object.assign(repository, {
+    ping: () => database.ping(),
+    close: async () => {
+      await repository.onModuleDestroy();
+      await database.onApplicationShutdown();
+    },
+  });
 }
 
 describePostgres('PostgreSQL', () => {
@@ -19,12 +39,12 @@ describePostgres('PostgreSQL', () => {
     return {
       repository,
       reopen: async () => {
-        await repository.onModuleDestroy();
+        await repository.close();
         repository = await openRepository(schema.url);
         return repository;
       },
       dispose: async () => {
-        await repository.onModuleDestroy();
+        await repository.close();
         await schema.drop();
       },
     };
@@ -37,7 +57,7 @@ describePostgres('PostgreSQL', () => {
 
     it('should keep ids in a BIGINT primary key', async () => {
       const repository = await openRepository(schema.url);
-      await repository.onModuleDestroy();
+      await repository.close();
       const { rows } = await schema.admin(
         `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'plants' ORDER BY ordinal_position`,
         [schema.name],
@@ -50,7 +70,7 @@ describePostgres('PostgreSQL', () => {
     });
 
     it('should read a page by an index scan on the primary key, whatever its depth', async () => {
-      await (await openRepository(schema.url)).onModuleDestroy();
+      await (await openRepository(schema.url)).close();
       const table = `${schema.name}.plants`;
       await schema.admin(`INSERT INTO ${table} (id, name) SELECT i, 'p' FROM generate_series(1, 50000) AS i`);
       await schema.admin(`ANALYZE ${table}`);
@@ -72,13 +92,13 @@ describePostgres('PostgreSQL', () => {
 
     it('should migrate exactly once when several instances start at the same moment', async () => {
       const repositories = await Promise.all(Array.from({ length: 5 }, () => openRepository(schema.url)));
-      await Promise.all(repositories.map((repository) => repository.onModuleDestroy()));
+      await Promise.all(repositories.map((repository) => repository.close()));
       const { rows } = await schema.admin(`SELECT version, name FROM ${schema.name}.schema_migrations`);
       expect(rows).toEqual([{ version: 1, name: 'create plants' }]);
     });
 
     it('should refuse a schema newer than it knows', async () => {
-      await (await openRepository(schema.url)).onModuleDestroy();
+      await (await openRepository(schema.url)).close();
       await schema.admin(`INSERT INTO ${schema.name}.schema_migrations (version, name) VALUES (99, 'from the future')`);
       await expect(openRepository(schema.url)).rejects.toThrow(
         'The PostgreSQL database has schema version 99, newer than this build knows (1)',
@@ -86,9 +106,9 @@ describePostgres('PostgreSQL', () => {
     });
 
     describe('when creates arrive together', () => {
-      let repository: PostgresPlantsRepository;
+      let repository: OpenRepository;
       beforeEach(async () => (repository = await openRepository(schema.url)));
-      afterEach(() => repository.onModuleDestroy());
+      afterEach(() => repository.close());
 
       /** How many transactions wrote the stored rows (rows written by one transaction share its xmin). */
       const transactions = async () => {
@@ -149,7 +169,7 @@ describePostgres('PostgreSQL', () => {
       it('should finish the creates in flight before it closes', async () => {
         const plants = Array.from({ length: 20 }, (_, i) => ({ id: BigInt(i), name: `late ${i}` }));
         const pending = Promise.all(plants.map((plant) => repository.create(plant)));
-        await repository.onModuleDestroy();
+        await repository.close();
         await expect(pending).resolves.toHaveLength(20);
         const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.plants`);
         expect(rows).toEqual([{ n: 20 }]);
@@ -173,7 +193,7 @@ describePostgres('PostgreSQL', () => {
 
     describe('when the database goes away during operation', () => {
       let proxy: TcpProxy;
-      let repository: PostgresPlantsRepository;
+      let repository: OpenRepository;
 
       beforeEach(async () => {
         const target = new URL(schema.url);
@@ -183,7 +203,7 @@ describePostgres('PostgreSQL', () => {
       });
       afterEach(async () => {
         await proxy.cut();
-        await repository.onModuleDestroy();
+        await repository.close();
       });
 
       it('should reject with StorageUnavailableError, then recover on its own', async () => {

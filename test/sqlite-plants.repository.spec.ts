@@ -2,13 +2,18 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { SqliteDatabase } from '../src/database/sqlite-database';
+import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { SQLITE_PAGE_SQL, SqlitePlantsRepository } from '../src/plants/persistence/sqlite-plants.repository';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
 
-function openRepository(path: string): SqlitePlantsRepository {
-  const repository = new SqlitePlantsRepository(path);
-  repository.onModuleInit();
-  return repository;
+type OpenRepository = SqlitePlantsRepository & { close(): void };
+
+/** The repository on an SqliteDatabase of its own, as DatabaseModule makes it; close() closes the file. */
+function openRepository(path: string): OpenRepository {
+  const database = new SqliteDatabase(path, PLANTS_MIGRATIONS);
+  database.onModuleInit();
+  return Object.assign(new SqlitePlantsRepository(database), { close: () => database.onApplicationShutdown() });
 }
 
 describePlantsRepositoryContract('SQLite', async () => {
@@ -18,12 +23,12 @@ describePlantsRepositoryContract('SQLite', async () => {
   return {
     repository,
     reopen: async () => {
-      repository.onModuleDestroy();
+      repository.close();
       repository = openRepository(path);
       return repository;
     },
     dispose: async () => {
-      repository.onModuleDestroy();
+      repository.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -40,7 +45,7 @@ describe('SqlitePlantsRepository', () => {
 
   describe('when it opens a new file', () => {
     it('should create the folder, use WAL, and record the applied migration', () => {
-      openRepository(path).onModuleDestroy();
+      openRepository(path).close();
       expect(existsSync(path)).toBe(true);
       const db = new Database(path, { readonly: true });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -59,15 +64,15 @@ describe('SqlitePlantsRepository', () => {
 
   describe('when it opens an existing file', () => {
     it('should apply no migration twice', () => {
-      openRepository(path).onModuleDestroy();
-      openRepository(path).onModuleDestroy();
+      openRepository(path).close();
+      openRepository(path).close();
       const db = new Database(path, { readonly: true });
       expect(db.prepare('SELECT count(*) AS n FROM schema_migrations').get()).toEqual({ n: 1 });
       db.close();
     });
 
     it('should refuse a schema newer than it knows', () => {
-      openRepository(path).onModuleDestroy();
+      openRepository(path).close();
       const db = new Database(path);
       db.prepare("INSERT INTO schema_migrations VALUES (99, 'from the future', '2030-01-01')").run();
       db.close();
@@ -80,7 +85,7 @@ describe('SqlitePlantsRepository', () => {
   it('should store ids in a 64-bit integer column, not as text or a double', async () => {
     const repository = openRepository(path);
     await repository.create({ id: 2n ** 63n - 1n, name: 'max' });
-    repository.onModuleDestroy();
+    repository.close();
     const db = new Database(path, { readonly: true });
     db.defaultSafeIntegers(true);
     expect(db.prepare('SELECT id, typeof(id) AS type FROM plants').get()).toEqual({
@@ -91,7 +96,7 @@ describe('SqlitePlantsRepository', () => {
   });
 
   it('should read a page by a range search on the primary key, never a scan from the start', () => {
-    openRepository(path).onModuleDestroy();
+    openRepository(path).close();
     const db = new Database(path);
     db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
              INSERT INTO plants (id, name) SELECT i, 'p' FROM n`);

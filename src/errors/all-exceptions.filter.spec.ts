@@ -9,7 +9,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { loadConfig } from '../config/load-config';
-import { StorageError } from '../plants/persistence/storage.error';
+import { StorageError } from '../database/storage.error';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 
 const JSON_TYPE = { 'Content-Type': 'application/json; charset=utf-8' };

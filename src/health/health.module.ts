@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { PlantsModule } from '../plants/plants.module';
 import { DatabaseHealthIndicator } from './database.health-indicator';
 import { HealthController } from './health.controller';
 
 @Module({
-  imports: [TerminusModule.forRoot({ logger: false }), PlantsModule],
+  imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [DatabaseHealthIndicator],
 })

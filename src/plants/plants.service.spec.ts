@@ -3,9 +3,9 @@ import { Test } from '@nestjs/testing';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
-import { StorageTimeoutError } from './persistence/storage-timeout.error';
-import { StorageUnavailableError } from './persistence/storage-unavailable.error';
-import { StorageError } from './persistence/storage.error';
+import { StorageTimeoutError } from '../database/storage-timeout.error';
+import { StorageUnavailableError } from '../database/storage-unavailable.error';
+import { StorageError } from '../database/storage.error';
 import { PlantsService } from './plants.service';
 
 describe('PlantsService', () => {
@@ -19,7 +19,7 @@ describe('PlantsService', () => {
   };
 
   beforeEach(async () => {
-    repository = { create: jest.fn(), list: jest.fn(), get: jest.fn(), delete: jest.fn(), ping: jest.fn() };
+    repository = { create: jest.fn(), list: jest.fn(), get: jest.fn(), delete: jest.fn() };
     const moduleRef = await Test.createTestingModule({
       providers: [PlantsService, MetricsService, { provide: PlantsRepository, useValue: repository }],
     }).compile();

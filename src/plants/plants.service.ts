@@ -3,8 +3,8 @@ import { withoutStack } from '../errors/without-stack';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PageQuery, PlantsRepository } from './persistence/plants.repository';
-import { StorageTimeoutError } from './persistence/storage-timeout.error';
-import { StorageUnavailableError } from './persistence/storage-unavailable.error';
+import { StorageTimeoutError } from '../database/storage-timeout.error';
+import { StorageUnavailableError } from '../database/storage-unavailable.error';
 import { Plant } from './plant';
 
 /** One page of plants, and the id to continue after when more may follow. */

@@ -105,7 +105,7 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
 
     it('should report not ready, with the Error body, when the database is unusable', async () => {
       const db = new Database(join(server.dataDir, 'plants.db'));
-      db.exec('DROP TABLE plants');
+      db.exec('DROP TABLE plants; DROP TABLE schema_migrations');
       db.close();
       const res = await get(`${server.url}/health/ready`);
       expect(res.status).toBe(503);

@@ -1,23 +1,26 @@
 import { FactoryProvider } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
+import { Database } from '../../database/database';
+import type { PostgresDatabase } from '../../database/postgres-database';
+import type { SqliteDatabase } from '../../database/sqlite-database';
+import { PlantsCreatedHook } from './plants-created.hook';
 import { PlantsRepository } from './plants.repository';
 
 /**
- * Picks the storage adapter from the validated `DATABASE_URL`. Each adapter, and its driver, is
- * loaded only when chosen: `pg` alone holds about 1.5 MiB of heap that an SQLite instance never uses.
+ * Picks the storage adapter for the configured database. Each adapter, and its driver, is loaded
+ * only when chosen. The created-plants hook is there only when a feature provides it (webhooks on).
  */
 export const plantsRepositoryProvider: FactoryProvider<Promise<PlantsRepository>> = {
   provide: PlantsRepository,
-  inject: [AppConfig],
-  useFactory: async (config: AppConfig): Promise<PlantsRepository> => {
-    switch (config.database.kind) {
+  inject: [Database, { token: PlantsCreatedHook, optional: true }],
+  useFactory: async (database: Database, hook?: PlantsCreatedHook): Promise<PlantsRepository> => {
+    switch (database.kind) {
       case 'sqlite': {
         const { SqlitePlantsRepository } = await import('./sqlite-plants.repository');
-        return new SqlitePlantsRepository(config.database.path);
+        return new SqlitePlantsRepository(database as SqliteDatabase, hook);
       }
       case 'postgres': {
         const { PostgresPlantsRepository } = await import('./postgres-plants.repository');
-        return new PostgresPlantsRepository(config.database);
+        return new PostgresPlantsRepository(database as PostgresDatabase, hook);
       }
     }
   },

@@ -37,7 +37,4 @@ export abstract class PlantsRepository {
 
   /** Removes the plant stored under `id`; resolves `true` if there was one, `false` if not. Committed when resolved. */
   abstract delete(id: bigint): Promise<boolean>;
-
-  /** Resolves when the store is reachable and its schema is migrated; rejects otherwise. */
-  abstract ping(): Promise<void>;
 }

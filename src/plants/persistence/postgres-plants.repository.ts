@@ -1,23 +1,13 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { OnModuleDestroy } from '@nestjs/common';
+import type { PoolClient, QueryResult } from 'pg';
 import { Batcher } from 'promise-batcher';
+import { isUnavailable } from '../../database/postgres-errors';
+import type { PostgresDatabase } from '../../database/postgres-database';
+import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
+import { PlantsCreatedHook } from './plants-created.hook';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
-import { isQueryTimeout, isUnavailable } from './postgres-errors';
-import { migrate } from './postgres-migrations';
-import { StorageTimeoutError } from './storage-timeout.error';
-import { StorageUnavailableError } from './storage-unavailable.error';
-import { StorageError } from './storage.error';
-
-export interface PostgresOptions {
-  url: string;
-  poolMax: number;
-  connectAttempts: number;
-  /** How long a create or ping waits for the server's answer before it fails with StorageTimeoutError. */
-  queryTimeoutMs: number;
-}
 
 interface PlantRow {
   id: string;
@@ -25,7 +15,6 @@ interface PlantRow {
   tag: string | null;
 }
 
-const MAX_BACKOFF_MS = 5000;
 /** Plants per INSERT at most: three array parameters whatever the size, so this only bounds one statement's work. */
 const MAX_BATCH = 500;
 /**
@@ -50,23 +39,13 @@ export const POSTGRES_PAGE_SQL = {
  * Plants in PostgreSQL, shared by any number of instances. Ids are BIGINT and travel as decimal
  * text both ways, never through a double. Duplicates are settled by the primary key.
  */
-export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger(PostgresPlantsRepository.name);
-  private readonly pool: Pool;
+export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestroy {
   private readonly creates: Batcher<Plant, CreateResult>;
 
-  constructor(private readonly options: PostgresOptions) {
-    this.pool = new Pool({
-      // Settings in the URL (application_name, options, ssl…) win over these defaults.
-      application_name: 'plant-store',
-      connectionString: options.url,
-      max: options.poolMax,
-      connectionTimeoutMillis: 5000,
-      idleTimeoutMillis: 30000,
-    });
-    // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
-    // without a listener its error event would end the process.
-    this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
+  constructor(
+    private readonly database: PostgresDatabase,
+    private readonly hook?: PlantsCreatedHook,
+  ) {
     // Group commit: the creates that reach the repository in one turn of the event loop go to the
     // database as one statement and one commit, and each resolves only after that commit. No timer,
     // so a lone create waits for nothing, and no cap of our own on batches in flight: the pool's
@@ -79,48 +58,21 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     });
   }
 
-  /** Applies the migrations, retrying with backoff while the server is unreachable. */
-  async onModuleInit(): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await migrate(this.pool);
-        return;
-      } catch (error) {
-        if (!isUnavailable(error)) throw error;
-        if (attempt >= this.options.connectAttempts) {
-          throw new StorageUnavailableError(
-            `PostgreSQL is unreachable after ${attempt} attempt(s): ${(error as Error).message}`,
-            { cause: error },
-          );
-        }
-        const delay = Math.min(200 * 2 ** (attempt - 1), MAX_BACKOFF_MS);
-        this.logger.warn(
-          `PostgreSQL is unreachable (attempt ${attempt} of ${this.options.connectAttempts}); retrying in ${delay} ms`,
-        );
-        await sleep(delay);
-      }
-    }
-  }
-
+  /** Waits for the batches in flight; the database module closes the pool after this. */
   async onModuleDestroy(): Promise<void> {
     await this.creates.idlePromise();
-    await this.pool.end();
-  }
-
-  async ping(): Promise<void> {
-    await this.query('answer the readiness check', 'SELECT 1 FROM schema_migrations LIMIT 1', []);
   }
 
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
     const { rows } =
       after === undefined
-        ? await this.query<PlantRow>('read plants', POSTGRES_PAGE_SQL.first, [limit])
-        : await this.query<PlantRow>('read plants', POSTGRES_PAGE_SQL.after, [after.toString(), limit]);
+        ? await this.database.query<PlantRow>('read plants', POSTGRES_PAGE_SQL.first, [limit])
+        : await this.database.query<PlantRow>('read plants', POSTGRES_PAGE_SQL.after, [after.toString(), limit]);
     return rows.map(toPlant);
   }
 
   async get(id: bigint): Promise<Plant | undefined> {
-    const { rows } = await this.query<PlantRow>(
+    const { rows } = await this.database.query<PlantRow>(
       'read a plant',
       `SELECT ${PLANT_COLUMNS} FROM plants WHERE id = $1::bigint`,
       [id.toString()],
@@ -130,7 +82,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
 
   async delete(id: bigint): Promise<boolean> {
     // Not retried after a lost connection: a delete that committed would then answer "not found".
-    const { rowCount } = await this.query('delete a plant', 'DELETE FROM plants WHERE id = $1::bigint', [
+    const { rowCount } = await this.database.query('delete a plant', 'DELETE FROM plants WHERE id = $1::bigint', [
       id.toString(),
     ]);
     return rowCount === 1;
@@ -152,7 +104,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     try {
       return await this.retriedOnceIfUnavailable(() => this.insertOrCompare(plants));
     } catch (error) {
-      const failure = this.translate(error, 'store a plant');
+      const failure = this.database.translate(error, 'store a plant');
       // An unreachable or timed-out database would fail each plant alone just the same.
       if (plants.length > 1 && !(failure instanceof StorageUnavailableError)) {
         return (await Promise.all(plants.map((plant) => this.createMany([plant])))).flat();
@@ -182,22 +134,15 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
     // in the same order and cannot deadlock; within one id, in the order they came. Unnamed
     // statements (no server-side prepared ones), so PgBouncer in transaction mode works.
-    const inserted = await this.timedQuery<PlantRow>(
-      `INSERT INTO plants (id, name, tag)
-       SELECT id, name, tag
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
-       ORDER BY id, position
-       ON CONFLICT (id) DO NOTHING
-       RETURNING ${PLANT_COLUMNS}`,
-      [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
-    );
+    const inserted = await this.insert(plants, ids);
     const stored = new Map(inserted.rows.map((row) => [row.id, toPlant(row)]));
     const created = new Set(stored.keys());
     const missing = ids.filter((id) => !stored.has(id));
     if (missing.length > 0) {
       // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
       // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
-      const { rows } = await this.timedQuery<PlantRow>(
+      const { rows } = await this.database.timedQuery<PlantRow>(
+        this.database.pool,
         `SELECT ${PLANT_COLUMNS} FROM plants WHERE id = ANY($1::bigint[])`,
         [missing],
       );
@@ -213,7 +158,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
     const vanished = plants.filter((_plant, i) => results[i] === undefined);
     if (vanished.length === 0) return results as (CreateResult | Error)[];
     if (round >= MAX_VANISHED_ROUNDS) {
-      const failure = this.translate(new Error(`plants kept vanishing for ${round} rounds`), 'store a plant');
+      const failure = this.database.translate(new Error(`plants kept vanishing for ${round} rounds`), 'store a plant');
       return results.map((result) => result ?? failure);
     }
     const retried = await this.insertOrCompare(vanished, round + 1);
@@ -221,37 +166,32 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleInit,
   }
 
   /**
-   * A query that fails with pg's "Query read timeout" once the server has held it for
-   * `queryTimeoutMs`; the pool then closes that connection instead of lending it out again.
+   * One INSERT for the batch, committed with what must commit with new plants (the webhook outbox):
+   * in one transaction when the hook is there, as one autocommitted statement otherwise.
    */
-  private timedQuery<R extends QueryResultRow>(text: string, values: unknown[]): Promise<QueryResult<R>> {
-    // pg reads `query_timeout` per query; @types/pg's QueryConfig does not declare it.
-    const config: QueryConfig & { query_timeout: number } = {
-      text,
-      values,
-      query_timeout: this.options.queryTimeoutMs,
-    };
-    return this.pool.query<R>(config);
-  }
-
-  /** A timed query whose failure is translated for the port: `action` says what failed, for the log. */
-  private async query<R extends QueryResultRow>(action: string, text: string, values: unknown[]) {
-    try {
-      return await this.timedQuery<R>(text, values);
-    } catch (error) {
-      throw this.translate(error, action);
-    }
-  }
-
-  private translate(error: unknown, action: string): Error {
-    if (error instanceof PlantConflictError) return error;
-    if (isQueryTimeout(error)) {
-      return new StorageTimeoutError(`PostgreSQL did not answer within ${this.options.queryTimeoutMs} ms`, {
-        cause: error,
-      });
-    }
-    if (isUnavailable(error)) return new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
-    return new StorageError(`PostgreSQL failed to ${action}`, { cause: error });
+  private async insert(plants: readonly Plant[], ids: string[]): Promise<QueryResult<PlantRow>> {
+    const statement = (on: PoolClient | PostgresDatabase['pool']) =>
+      // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
+      // in the same order and cannot deadlock; within one id, in the order they came.
+      this.database.timedQuery<PlantRow>(
+        on,
+        `INSERT INTO plants (id, name, tag)
+         SELECT id, name, tag
+         FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+         ORDER BY id, position
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${PLANT_COLUMNS}`,
+        [ids, plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
+      );
+    const hook = this.hook;
+    if (hook === undefined) return statement(this.database.pool);
+    const inserted = await this.database.transaction(async (client) => {
+      const result = await statement(client);
+      if (result.rows.length > 0) await hook.inPostgres(client, result.rows.map(toPlant));
+      return result;
+    });
+    if (inserted.rows.length > 0) hook.committed();
+    return inserted;
   }
 }
 

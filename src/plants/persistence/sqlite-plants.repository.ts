@@ -1,12 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteDatabase } from '../../database/sqlite-database';
+import { StorageError } from '../../database/storage.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
+import { PlantsCreatedHook } from './plants-created.hook';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
-import { SQLITE_MIGRATIONS } from './sqlite-migrations';
-import { StorageError } from './storage.error';
 
 interface PlantRow {
   id: bigint;
@@ -23,40 +21,21 @@ export const SQLITE_PAGE_SQL = {
   after: 'SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?',
 } as const;
 
-/** Plants in an embedded SQLite file (WAL, fsync on every commit). */
-export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, OnModuleDestroy {
-  private db?: Database.Database;
+/** Plants in the embedded SQLite file of `SqliteDatabase`. */
+export class SqlitePlantsRepository implements PlantsRepository {
   private statements?: ReturnType<typeof prepare>;
 
-  constructor(private readonly path: string) {}
-
-  /** Opens the file (creating its folder) and brings the schema up to date. */
-  onModuleInit(): void {
-    mkdirSync(dirname(this.path), { recursive: true });
-    const db = new Database(this.path);
-    db.pragma('journal_mode = WAL');
-    // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
-    db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
-    db.defaultSafeIntegers(true);
-    migrate(db);
-    this.statements = prepare(db);
-    this.db = db;
-  }
-
-  onModuleDestroy(): void {
-    this.db?.close();
-    this.db = undefined;
-    this.statements = undefined;
-  }
-
-  async ping(): Promise<void> {
-    this.run('SQLite store is not usable', (s) => s.select.get(0n));
-  }
+  constructor(
+    private readonly database: SqliteDatabase,
+    private readonly hook?: PlantsCreatedHook,
+  ) {}
 
   async create(plant: Plant): Promise<CreateResult> {
     const stored = this.run('SQLite failed to store a plant', (s) => s.createOrFind(plant));
-    if (stored === undefined) return { plant, created: true };
+    if (stored === undefined) {
+      this.hook?.committed();
+      return { plant, created: true };
+    }
     const existing = toPlant(stored);
     if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
     return { plant: existing, created: false };
@@ -78,10 +57,11 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, O
     return this.run('SQLite failed to delete a plant', (s) => s.remove.run(id).changes === 1);
   }
 
-  /** Runs `work` on the open store, turning a driver failure into a StorageError with `message`. */
+  /** Runs `work` on the prepared statements, turning a driver failure into a StorageError with `message`. */
   private run<T>(message: string, work: (statements: ReturnType<typeof prepare>) => T): T {
     try {
-      if (!this.statements) throw new Error('SQLite store is not open');
+      // Prepared on first use: by then the database module has opened and migrated the file.
+      this.statements ??= prepare(this.database.connection, this.hook);
       return work(this.statements);
     } catch (error) {
       throw new StorageError(message, { cause: error });
@@ -89,16 +69,19 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleInit, O
   }
 }
 
-function prepare(db: Database.Database) {
+function prepare(db: BetterSqlite3.Database, hook: PlantsCreatedHook | undefined) {
   const insert = db.prepare<[bigint, string, string | null]>(
     'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
   );
   const select = db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?');
-  // The insert and the read of a row that was already there are one write transaction, so no
-  // delete (from another connection to the file) can come between them: the read always finds it.
-  const insertOrFind = db.transaction((plant: Plant): PlantRow | undefined =>
-    insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1 ? undefined : select.get(plant.id),
-  );
+  // The insert, what must commit with it (the webhook outbox) and the read of a row that was already
+  // there are one write transaction: no delete from another connection can come between the insert
+  // and the read, and an outbox row exists exactly when its plant was inserted.
+  const insertOrFind = db.transaction((plant: Plant): PlantRow | undefined => {
+    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 0) return select.get(plant.id);
+    hook?.inSqlite(db, [plant]);
+    return undefined;
+  });
   return {
     select,
     /** The row already stored under the plant's id, or undefined when this plant was inserted. */
@@ -111,33 +94,4 @@ function prepare(db: Database.Database) {
 
 function toPlant(row: PlantRow): Plant {
   return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
-}
-
-/** Applies the missing migrations in one write transaction, so concurrent starters serialise. */
-function migrate(db: Database.Database): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-             version    INTEGER PRIMARY KEY,
-             name       TEXT NOT NULL,
-             applied_at TEXT NOT NULL
-           ) STRICT`);
-  const latest = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1].version;
-  db.transaction(() => {
-    const applied = new Set(
-      db
-        .prepare('SELECT version FROM schema_migrations')
-        .pluck()
-        .all()
-        .map((version) => Number(version)),
-    );
-    const newest = Math.max(0, ...applied);
-    if (newest > latest) {
-      throw new Error(`The SQLite database has schema version ${newest}, newer than this build knows (${latest})`);
-    }
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const migration of SQLITE_MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    }
-  }).immediate();
 }

@@ -1,0 +1,184 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { Database } from './database';
+import { inVersionOrder, Migration, newerSchemaError } from './migration';
+import { isQueryTimeout, isUnavailable } from './postgres-errors';
+import { StorageTimeoutError } from './storage-timeout.error';
+import { StorageUnavailableError } from './storage-unavailable.error';
+import { StorageError } from './storage.error';
+
+export interface PostgresOptions {
+  url: string;
+  poolMax: number;
+  connectAttempts: number;
+  /** How long a statement waits for the server's answer before it fails with StorageTimeoutError. */
+  queryTimeoutMs: number;
+}
+
+const MAX_BACKOFF_MS = 5000;
+
+/**
+ * PostgreSQL through one pool per instance, shared by every feature. Statements are unnamed (no
+ * server-side prepared ones), so PgBouncer in transaction mode works; each one is bounded by
+ * `queryTimeoutMs`, after which pg fails it and the pool closes that connection.
+ */
+export class PostgresDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
+  readonly kind = 'postgres';
+  private readonly logger = new Logger(PostgresDatabase.name);
+  readonly pool: Pool;
+  private readonly migrations: Migration[];
+
+  constructor(
+    readonly options: PostgresOptions,
+    migrations: readonly Migration[],
+  ) {
+    super();
+    this.migrations = inVersionOrder(migrations);
+    this.pool = new Pool({
+      // Settings in the URL (application_name, options, ssl…) win over these defaults.
+      application_name: 'plant-store',
+      connectionString: options.url,
+      max: options.poolMax,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30000,
+    });
+    // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
+    // without a listener its error event would end the process.
+    this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
+  }
+
+  /** Applies the migrations, retrying with backoff while the server is unreachable. */
+  async onModuleInit(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.migrate();
+        return;
+      } catch (error) {
+        if (!isUnavailable(error)) throw error;
+        if (attempt >= this.options.connectAttempts) {
+          throw new StorageUnavailableError(
+            `PostgreSQL is unreachable after ${attempt} attempt(s): ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+        const delay = Math.min(200 * 2 ** (attempt - 1), MAX_BACKOFF_MS);
+        this.logger.warn(
+          `PostgreSQL is unreachable (attempt ${attempt} of ${this.options.connectAttempts}); retrying in ${delay} ms`,
+        );
+        await sleep(delay);
+      }
+    }
+  }
+
+  /** Closed last, after the HTTP server and every feature have stopped using it. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async ping(): Promise<void> {
+    const { rows } = await this.query<{ newest: number | null }>(
+      'answer the readiness check',
+      'SELECT max(version) AS newest FROM schema_migrations',
+      [],
+    );
+    const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
+    if ((rows[0]?.newest ?? 0) < latest) throw new StorageError('PostgreSQL is not migrated', { cause: rows[0] });
+  }
+
+  /** A timed statement on any pooled connection, its failure translated (`action` says what failed, for the log). */
+  async query<R extends QueryResultRow>(action: string, text: string, values: unknown[]): Promise<QueryResult<R>> {
+    try {
+      return await this.timedQuery<R>(this.pool, text, values);
+    } catch (error) {
+      throw this.translate(error, action);
+    }
+  }
+
+  /**
+   * A statement that fails with pg's "Query read timeout" once the server has held it for
+   * `queryTimeoutMs`; on a pooled query the pool then closes that connection instead of lending it again.
+   */
+  timedQuery<R extends QueryResultRow>(
+    on: Pool | PoolClient,
+    text: string,
+    values: unknown[],
+  ): Promise<QueryResult<R>> {
+    // pg reads `query_timeout` per query; @types/pg's QueryConfig does not declare it.
+    const config: QueryConfig & { query_timeout: number } = {
+      text,
+      values,
+      query_timeout: this.options.queryTimeoutMs,
+    };
+    return on.query<R>(config);
+  }
+
+  /**
+   * Runs `work` in one transaction on one connection: BEGIN, work, COMMIT; ROLLBACK on failure. A
+   * connection that failed is closed rather than lent out again (it may be mid-statement or broken).
+   * Errors are not translated: callers classify them (`translate`).
+   */
+  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let failure: Error | undefined;
+    try {
+      await this.timedQuery(client, 'BEGIN', []);
+      const result = await work(client);
+      await this.timedQuery(client, 'COMMIT', []);
+      return result;
+    } catch (error) {
+      failure = error as Error;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release(failure);
+    }
+  }
+
+  /** A driver error as the port's: timed out, unreachable, or a plain failure to `action`. */
+  translate(error: unknown, action: string): Error {
+    if (error instanceof StorageError || error instanceof StorageUnavailableError) return error;
+    if (isQueryTimeout(error)) {
+      return new StorageTimeoutError(`PostgreSQL did not answer within ${this.options.queryTimeoutMs} ms`, {
+        cause: error,
+      });
+    }
+    if (isUnavailable(error)) return new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
+    return new StorageError(`PostgreSQL failed to ${action}`, { cause: error });
+  }
+
+  /** Applies the missing migrations in one transaction, serialised across instances by an advisory lock. */
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    let failed = false;
+    try {
+      await client.query('BEGIN');
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))");
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version    INTEGER PRIMARY KEY,
+                            name       TEXT NOT NULL,
+                            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                          )`);
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const applied = new Set(rows.map((row) => row.version));
+      const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
+      const newest = Math.max(0, ...applied);
+      if (newest > latest) throw newerSchemaError('PostgreSQL', newest, latest);
+      for (const migration of this.migrations) {
+        if (applied.has(migration.version)) continue;
+        await client.query(migration.postgres);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      failed = true;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release(failed);
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import BetterSqlite3 from 'better-sqlite3';
+import { Database } from './database';
+import { inVersionOrder, Migration, newerSchemaError } from './migration';
+import { StorageError } from './storage.error';
+
+/** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
+export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
+  readonly kind = 'sqlite';
+  private db?: BetterSqlite3.Database;
+  private readonly migrations: Migration[];
+
+  constructor(
+    private readonly path: string,
+    migrations: readonly Migration[],
+  ) {
+    super();
+    this.migrations = inVersionOrder(migrations);
+  }
+
+  /** The open connection; features prepare their statements on it. */
+  get connection(): BetterSqlite3.Database {
+    if (!this.db) throw new Error('SQLite store is not open');
+    return this.db;
+  }
+
+  /** Opens the file (creating its folder) and brings the schema up to date. */
+  onModuleInit(): void {
+    mkdirSync(dirname(this.path), { recursive: true });
+    const db = new BetterSqlite3(this.path);
+    db.pragma('journal_mode = WAL');
+    // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    db.defaultSafeIntegers(true);
+    migrate(db, this.migrations);
+    this.db = db;
+  }
+
+  /** Closed last, after the HTTP server and every feature have stopped using it. */
+  onApplicationShutdown(): void {
+    this.db?.close();
+    this.db = undefined;
+  }
+
+  async ping(): Promise<void> {
+    let newest: unknown;
+    try {
+      newest = this.connection.prepare('SELECT max(version) FROM schema_migrations').pluck().get();
+    } catch (error) {
+      throw new StorageError('SQLite store is not usable', { cause: error });
+    }
+    const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
+    if (Number(newest ?? 0) < latest) throw new StorageError('SQLite store is not migrated', { cause: newest });
+  }
+}
+
+/** Applies the missing migrations in one write transaction, so concurrent starters serialise. */
+function migrate(db: BetterSqlite3.Database, migrations: readonly Migration[]): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    INTEGER PRIMARY KEY,
+             name       TEXT NOT NULL,
+             applied_at TEXT NOT NULL
+           ) STRICT`);
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  db.transaction(() => {
+    const applied = new Set(
+      db
+        .prepare('SELECT version FROM schema_migrations')
+        .pluck()
+        .all()
+        .map((version) => Number(version)),
+    );
+    const newest = Math.max(0, ...applied);
+    if (newest > latest) throw newerSchemaError('SQLite', newest, latest);
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      db.exec(migration.sqlite);
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }
+  }).immediate();
+}
