@@ -1,5 +1,5 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import type { PoolClient } from 'pg';
+import BetterSqlite3 from 'better-sqlite3';
+import { PoolClient } from 'pg';
 import { Plant } from '../plant';
 
 /**

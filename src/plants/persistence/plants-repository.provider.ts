@@ -1,7 +1,7 @@
 import { FactoryProvider } from '@nestjs/common';
 import { Database } from '../../database/database';
-import type { PostgresDatabase } from '../../database/postgres-database';
-import type { SqliteDatabase } from '../../database/sqlite-database';
+import { PostgresDatabase } from '../../database/postgres-database';
+import { SqliteDatabase } from '../../database/sqlite-database';
 import { PlantsCreatedHook } from './plants-created.hook';
 import { PlantsRepository } from './plants.repository';
 

@@ -1,8 +1,8 @@
 import { OnModuleDestroy } from '@nestjs/common';
-import type { PoolClient, QueryResult } from 'pg';
+import { PoolClient, QueryResult } from 'pg';
 import { Batcher } from 'promise-batcher';
 import { isUnavailable } from '../../database/postgres-errors';
-import type { PostgresDatabase } from '../../database/postgres-database';
+import { PostgresDatabase } from '../../database/postgres-database';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';

@@ -1,5 +1,5 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import type { SqliteDatabase } from '../../database/sqlite-database';
+import BetterSqlite3 from 'better-sqlite3';
+import { SqliteDatabase } from '../../database/sqlite-database';
 import { StorageError } from '../../database/storage.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
