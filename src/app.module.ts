@@ -13,6 +13,8 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
 import { PlantsModule } from './plants/plants.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { WEBHOOK_MIGRATIONS } from './webhooks/webhooks.migrations';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The whole service. It takes the validated configuration from its caller (`main.ts`, or a test)
@@ -25,7 +27,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot([...PLANTS_MIGRATIONS]),
+        DatabaseModule.forRoot([...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS]),
+        WebhooksModule.forRoot(config.webhooks),
         LoggingModule,
         MetricsModule.forRoot(config.metrics.port),
         AuthModule,

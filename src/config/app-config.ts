@@ -20,6 +20,24 @@ export interface JwtConfig {
   readonly audience: string;
 }
 
+/** The new-plant webhook: on when WEBHOOK_URLS names at least one subscriber. */
+export interface WebhookConfig {
+  /** Subscriber URLs, absolute http(s). */
+  readonly urls: readonly string[];
+  /** Signing secrets, `whsec_…`; every one signs each delivery (rotation). Never logged. */
+  readonly secrets: readonly string[];
+  /** Per-attempt timeout. */
+  readonly timeoutMs: number;
+  /** Delays between attempts; the first attempt is at once, so there are `length + 1` attempts. */
+  readonly retryScheduleMs: readonly number[];
+  /** How long delivered and failed deliveries are kept before they are pruned. */
+  readonly retentionMs: number;
+  /** Deliveries in flight at once, per instance. */
+  readonly concurrency: number;
+  /** How often the outbox is read when nothing wakes the dispatcher (other instances' events, retries). */
+  readonly pollIntervalMs: number;
+}
+
 /**
  * The validated configuration of the service. Built once from the environment by `loadConfig`
  * and provided under this class as its DI token, so nothing else reads `process.env`.
@@ -43,5 +61,7 @@ export abstract class AppConfig {
   abstract readonly corsOrigins: readonly string[];
   /** Requests per minute per token; undefined means no rate limit. */
   abstract readonly rateLimitPerMinute?: number;
+  /** Undefined when WEBHOOK_URLS is unset: the webhook is off and nothing is recorded. */
+  abstract readonly webhooks?: WebhookConfig;
   abstract readonly timeouts: { readonly shutdownMs: number; readonly keepAliveMs: number; readonly requestMs: number };
 }

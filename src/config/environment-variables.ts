@@ -101,4 +101,31 @@ export class EnvironmentVariables {
 
   @IntegerBetween('REQUEST_TIMEOUT_MS', 1000, 3600000)
   REQUEST_TIMEOUT_MS?: number;
+
+  // The webhook's lists and durations (URLs, secrets, schedule, retention) are parsed in
+  // webhook-config.ts, which names the variable in every message.
+  @IsOptional()
+  @IsString()
+  WEBHOOK_URLS?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_SECRET?: string;
+
+  @IntegerBetween('WEBHOOK_TIMEOUT_MS', 100, 600000)
+  WEBHOOK_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_RETRY_SCHEDULE?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_RETENTION?: string;
+
+  @IntegerBetween('WEBHOOK_CONCURRENCY', 1, 1000)
+  WEBHOOK_CONCURRENCY?: number;
+
+  @IntegerBetween('WEBHOOK_POLL_INTERVAL_MS', 10, 3600000)
+  WEBHOOK_POLL_INTERVAL_MS?: number;
 }

@@ -4,6 +4,7 @@ import { validateSync } from 'class-validator';
 import { AppConfig, DatabaseConfig, JwtConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
+import { webhookConfig } from './webhook-config';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -54,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
     corsOrigins: list(vars.CORS_ORIGINS),
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    webhooks: webhookConfig(vars),
     timeouts: {
       shutdownMs: vars.SHUTDOWN_TIMEOUT_MS ?? 10000,
       // Longer than the idle timeout of common load balancers (AWS ALB: 60 s), so they close first.

@@ -2,6 +2,8 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 
 export const BEARER_SCHEME = 'bearer';
+/** The interface's version: `info.version` of the document, and in the webhook's User-Agent. */
+export const API_VERSION = '1.0.0';
 
 /** The OpenAPI document of the service, generated from its controllers and DTOs. */
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -14,7 +16,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         'Every operation needs `Authorization: Bearer <token>`. Every failure has an `Error` body ' +
         'whose `error` is the HTTP status.',
     )
-    .setVersion('1.0.0')
+    .setVersion(API_VERSION)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: undefined }, BEARER_SCHEME)
     .addSecurityRequirements(BEARER_SCHEME)
     .build();

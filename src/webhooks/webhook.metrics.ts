@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { MetricsService } from '../metrics/metrics.service';
+import { DeliveriesStore } from './persistence/deliveries.store';
+import { AttemptOutcome } from './webhook.sender';
+
+/** The webhook's Prometheus metrics, in the service's registry. Registered only when the webhook is on. */
+@Injectable()
+export class WebhookMetrics {
+  readonly attempts: Counter<'outcome'>;
+  readonly failed: Counter;
+  readonly latency: Histogram;
+
+  constructor(metrics: MetricsService, store: DeliveriesStore) {
+    const registers = [metrics.registry];
+    this.attempts = new Counter({
+      name: 'plant_store_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: 2xx, 3xx (not followed), 4xx, 5xx, gone (410), timeout, network',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.failed = new Counter({
+      name: 'plant_store_webhook_deliveries_failed_total',
+      help: 'Webhook deliveries given up: the retry schedule used up, or the subscriber answered 410 Gone',
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'plant_store_webhook_delivery_latency_seconds',
+      help: 'From the commit of a new plant to the 2xx of its subscriber, retries included',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 86400],
+      registers,
+    });
+    // Read from the outbox when scraped, so they are right on every instance (they share it on PostgreSQL).
+    new Gauge({
+      name: 'plant_store_webhook_backlog',
+      help: 'Webhook deliveries still pending (due now or waiting for a retry)',
+      registers,
+      async collect() {
+        this.set((await store.backlog()).pending);
+      },
+    });
+    new Gauge({
+      name: 'plant_store_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest pending webhook delivery; 0 when none is pending',
+      registers,
+      async collect() {
+        const { oldestCreatedAtMs } = await store.backlog();
+        this.set(oldestCreatedAtMs === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAtMs) / 1000));
+      },
+    });
+  }
+
+  counted(outcome: AttemptOutcome): void {
+    if (outcome !== 'aborted') this.attempts.inc({ outcome });
+  }
+}

@@ -1,0 +1,62 @@
+import { API_VERSION } from '../openapi/openapi-document';
+import { ClaimedDelivery } from './persistence/deliveries.store';
+import { WebhookSigner } from './webhook.signer';
+
+/** How one attempt ended, as counted in the metrics. */
+export type AttemptOutcome = '2xx' | '3xx' | '4xx' | '5xx' | 'gone' | 'timeout' | 'network' | 'aborted';
+
+export interface Attempt {
+  readonly outcome: AttemptOutcome;
+  /** For the log and `last_error`: the status, or what went wrong on the way. Never a secret. */
+  readonly detail: string;
+}
+
+const USER_AGENT = `PlantStore-Webhooks/${API_VERSION}`;
+
+/**
+ * Sends one attempt of one delivery: `POST <url>` with the exact body and the Standard Webhooks
+ * headers, signed afresh with this attempt's timestamp. Success is a 2xx within the timeout;
+ * redirects are not followed (a 3xx is a failure), and the response body is not read.
+ */
+export class WebhookSender {
+  constructor(
+    private readonly signer: WebhookSigner,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async send(delivery: ClaimedDelivery, shutdown: AbortSignal): Promise<Attempt> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    try {
+      const response = await fetch(delivery.url, {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), shutdown]),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'webhook-id': delivery.webhookId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': this.signer.sign(delivery.webhookId, timestamp, delivery.payload),
+        },
+        body: delivery.payload,
+      });
+      // Only the status counts; the connection goes back to the pool without reading the body.
+      await response.body?.cancel();
+      return { outcome: outcomeOf(response.status), detail: `HTTP ${response.status}` };
+    } catch (error) {
+      if (shutdown.aborted) return { outcome: 'aborted', detail: 'shutting down' };
+      if ((error as Error).name === 'TimeoutError') {
+        return { outcome: 'timeout', detail: `no answer within ${this.timeoutMs} ms` };
+      }
+      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+      return { outcome: 'network', detail: String(cause?.code ?? cause?.message ?? (error as Error).message) };
+    }
+  }
+}
+
+function outcomeOf(status: number): AttemptOutcome {
+  if (status === 410) return 'gone';
+  if (status >= 200 && status < 300) return '2xx';
+  if (status < 400) return '3xx';
+  return status < 500 ? '4xx' : '5xx';
+}
