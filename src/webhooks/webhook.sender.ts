@@ -48,8 +48,9 @@ export class WebhookSender {
       if ((error as Error).name === 'TimeoutError') {
         return { outcome: 'timeout', detail: `no answer within ${this.timeoutMs} ms` };
       }
-      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-      return { outcome: 'network', detail: String(cause?.code ?? cause?.message ?? (error as Error).message) };
+      // undici's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND…) in its cause.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      return { outcome: 'network', detail: cause?.code ?? cause?.message ?? (error as Error).message };
     }
   }
 }
