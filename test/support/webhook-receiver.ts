@@ -21,6 +21,8 @@ export interface ReceivedDelivery {
   /** 1 for the first request with this webhook-id, 2 for the next… */
   attempt: number;
   receivedAt: number;
+  /** The status it was answered with; undefined while (or if forever) it hangs. */
+  answered?: number;
 }
 
 /** What the receiver does with a request: answer with a status (after an optional delay), or never answer. */
@@ -72,6 +74,11 @@ export class WebhookReceiver {
   /** Distinct webhook ids received. */
   ids(): Set<string> {
     return new Set(this.received.map((delivery) => delivery.webhookId));
+  }
+
+  /** The requests it answered with a 2xx: the deliveries that succeeded. */
+  accepted(): ReceivedDelivery[] {
+    return this.received.filter((delivery) => delivery.answered !== undefined && delivery.answered < 300);
   }
 
   /** Resolves once `done()` holds, checking every 20 ms; rejects after `timeoutMs`. */
@@ -128,6 +135,7 @@ export class WebhookReceiver {
     const { status, delayMs } = typeof answer === 'number' ? { status: answer, delayMs: 0 } : answer;
     if (delayMs > 0) await sleep(delayMs);
     this.inFlight.delete(webhookId);
+    delivery.answered = status;
     response.writeHead(status, status >= 300 && status < 400 ? { location: '/elsewhere' } : {}).end();
   }
 }

@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from '../support/http';
+import { createTestSchema, describePostgres, TestSchema } from '../support/postgres';
+import { ServiceProcess, startService } from '../support/service-process';
+import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
+
+const TOKEN = 'webhook-process-token';
+const create = (service: ServiceProcess, id: bigint) =>
+  request(`${service.url}/plants`, { body: `{"id":${id},"name":"plant ${id}"}`, auth: `Bearer ${TOKEN}` });
+
+/** The plant ids of the events a receiver accepted (2xx), each counted once however often it came. */
+function deliveredPlantIds(receiver: WebhookReceiver): string[] {
+  const byWebhookId = new Map(receiver.accepted().map((got) => [got.webhookId, got.body]));
+  return [...byWebhookId.values()].map((body) => /"id":(-?\d+)/.exec(body)![1]).sort();
+}
+
+describe('the new-plant webhook across process deaths (e2e, node dist/main.js)', () => {
+  const secret = makeSecret();
+  let receiver: WebhookReceiver;
+  let dir: string;
+  let service: ServiceProcess | undefined;
+
+  beforeEach(async () => {
+    receiver = new WebhookReceiver([secret]);
+    await receiver.start();
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-webhooks-'));
+  });
+  afterEach(async () => {
+    await receiver.stop();
+    await service?.stop('SIGKILL');
+    service = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = () => ({
+    DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
+    DATA_DIR: dir,
+    AUTH_TOKENS: TOKEN,
+    WEBHOOK_URLS: receiver.url,
+    WEBHOOK_SECRET: secret,
+    WEBHOOK_TIMEOUT_MS: '1000',
+    WEBHOOK_RETRY_SCHEDULE: '100ms',
+    WEBHOOK_POLL_INTERVAL_MS: '100',
+  });
+
+  it('should deliver every event acknowledged with 200 after a kill -9 between commit and delivery', async () => {
+    // The receiver takes the first attempts and never answers: they are in flight when the process dies.
+    receiver.answerWith(() => 'hang');
+    service = await startService(env());
+    const ids = Array.from({ length: 20 }, (_, i) => 2n ** 62n + BigInt(i));
+    for (const id of ids) expect((await create(service, id)).status).toBe(200);
+    await receiver.waitFor(() => receiver.received.length >= 10);
+    const inFlight = receiver.ids();
+    expect(await service.stop('SIGKILL')).toBeNull();
+    service = undefined;
+
+    receiver.answerWith(() => 200);
+    service = await startService(env());
+    // Claims of the dead process run out after its lease (timeout + 5 s); then everything arrives.
+    await receiver.waitFor(() => deliveredPlantIds(receiver).length === ids.length, 20000);
+    expect(deliveredPlantIds(receiver)).toEqual(ids.map(String).sort());
+    // At least once: what was in flight at the kill comes again under the same webhook-id, never a new one.
+    expect(receiver.ids().size).toBe(ids.length);
+    for (const webhookId of inFlight) {
+      expect(receiver.accepted().filter((got) => got.webhookId === webhookId)).toHaveLength(1);
+    }
+  });
+
+  it('should stop claiming on SIGTERM and leave what it did not send for the next start', async () => {
+    receiver.answerWith(() => ({ status: 200, delayMs: 300 }));
+    service = await startService({ ...env(), WEBHOOK_CONCURRENCY: '1' });
+    const ids = Array.from({ length: 10 }, (_, i) => BigInt(i + 1));
+    for (const id of ids) expect((await create(service, id)).status).toBe(200);
+    expect(await service.stop('SIGTERM')).toBe(0);
+    service = undefined;
+    expect(deliveredPlantIds(receiver).length).toBeLessThan(ids.length);
+
+    service = await startService(env());
+    await receiver.waitFor(() => deliveredPlantIds(receiver).length === ids.length, 20000);
+    // What was in flight at SIGTERM finished and was recorded: nothing arrives twice.
+    expect(receiver.received).toHaveLength(ids.length);
+    expect(receiver.accepted()).toHaveLength(ids.length);
+  });
+});
+
+describePostgres('the new-plant webhook from two instances over one PostgreSQL (e2e)', () => {
+  const secret = makeSecret();
+  let receiver: WebhookReceiver;
+  let schema: TestSchema;
+  let instances: ServiceProcess[];
+
+  beforeAll(async () => {
+    // Each delivery is held a little, so two instances sending the same one would overlap.
+    receiver = new WebhookReceiver([secret], () => ({ status: 200, delayMs: 5 }));
+    await receiver.start();
+    schema = await createTestSchema();
+    const env = {
+      DATABASE_URL: schema.url,
+      AUTH_TOKENS: TOKEN,
+      DATABASE_POOL_MAX: '5',
+      WEBHOOK_URLS: receiver.url,
+      WEBHOOK_SECRET: secret,
+      WEBHOOK_POLL_INTERVAL_MS: '100',
+    };
+    instances = await Promise.all([startService(env), startService(env)]);
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
+    await receiver.stop();
+    await schema.drop();
+  });
+
+  it('should deliver all 500 events, each once after deduplication, never the same one from both at once', async () => {
+    const ids = Array.from({ length: 500 }, (_, i) => BigInt(i) - 250n);
+    for (let i = 0; i < ids.length; i += 50) {
+      const statuses = await Promise.all(ids.slice(i, i + 50).map((id, j) => create(instances[j % 2], id)));
+      expect(statuses.map((res) => res.status)).toEqual(statuses.map(() => 200));
+    }
+    await receiver.waitFor(() => deliveredPlantIds(receiver).length === ids.length, 30000);
+    expect(receiver.ids().size).toBe(ids.length);
+    expect(receiver.overlaps).toEqual([]);
+    expect(deliveredPlantIds(receiver)).toEqual(ids.map(String).sort());
+    expect(receiver.received.every((got) => got.verifiedBy.length === 1)).toBe(true);
+    // Every result recorded, by whichever instance sent it.
+    const delivered = async () =>
+      (
+        await schema.admin(
+          `SELECT count(*)::int AS n FROM ${schema.name}.webhook_deliveries WHERE status = 'delivered'`,
+        )
+      ).rows[0].n;
+    for (const deadline = Date.now() + 10000; (await delivered()) !== ids.length && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await delivered()).toBe(ids.length);
+  });
+});
