@@ -149,6 +149,23 @@ describe('OpenAPI document (e2e)', () => {
       expect(served.paths['/plants'].get.parameters[1].description).toContain('2^53');
     });
 
+    it('should be OpenAPI 3.1 and declare the newPlant webhook: a NewPlant body, the signature headers, a 200', () => {
+      expect(served.openapi).toBe('3.1.0');
+      const { post } = served.webhooks.newPlant;
+      expect(post.requestBody).toEqual({
+        required: true,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
+      });
+      expect((post.parameters as Doc[]).map((p): unknown[] => [p.in, p.name, p.required])).toEqual([
+        ['header', 'webhook-id', true],
+        ['header', 'webhook-timestamp', true],
+        ['header', 'webhook-signature', true],
+      ]);
+      expect(Object.keys(post.responses)).toEqual(['200', '410']);
+      // Nothing about it is a route of the service.
+      expect(Object.keys(served.paths).filter((path) => path.includes('hook'))).toEqual([]);
+    });
+
     it('should declare the health bodies: HealthCheck on 200, Error on 503', () => {
       for (const path of ['/health/live', '/health/ready']) {
         expect(served.paths[path].get.responses['200'].content['application/json'].schema).toEqual({

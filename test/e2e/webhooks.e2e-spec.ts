@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from '../support/http';
 import { createTestSchema, TEST_DATABASE_URL, TestSchema } from '../support/postgres';
-import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
+import { createTestApp, TestApp } from '../support/test-app';
 import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const stores: [string, boolean][] = [
