@@ -11,6 +11,7 @@ const { createServer } = require('node:net');
 const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
+const { runWebhookBench } = require('./webhooks');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -328,6 +329,18 @@ async function main() {
       rounds,
     });
   }
+  const webhook =
+    ONLY === undefined || 'webhook'.includes(ONLY)
+      ? await runWebhookBench({
+          start,
+          stop,
+          freshStore,
+          rounds: ROUNDS,
+          duration: DURATION,
+          connections: CONNECTIONS,
+          token: TOKEN,
+        })
+      : undefined;
   const startups = [];
   for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
 
@@ -349,6 +362,7 @@ async function main() {
     },
     startupToFirst200Ms: median(startups),
     results,
+    webhook,
   };
   console.log(
     '\n| scenario | service req/s | baseline req/s | ratio | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',

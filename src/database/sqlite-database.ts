@@ -10,6 +10,7 @@ import { StorageError } from './storage.error';
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'sqlite';
   private db?: BetterSqlite3.Database;
+  private relaxed?: BetterSqlite3.Database;
   private readonly migrations: Migration[];
 
   constructor(
@@ -20,10 +21,28 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     this.migrations = inVersionOrder(migrations);
   }
 
-  /** The open connection; features prepare their statements on it. */
+  /** The open connection; features prepare their statements on it. Every commit is fsynced. */
   get connection(): BetterSqlite3.Database {
     if (!this.db) throw new Error('SQLite store is not open');
     return this.db;
+  }
+
+  /**
+   * A second connection to the same file for bookkeeping whose loss on a power failure is harmless
+   * (the webhook outbox's claims and results: a lost one only means a delivery is sent again, which
+   * at-least-once allows). `synchronous = NORMAL`: its commits are not fsynced on their own, so they
+   * do not block the event loop for a disk flush each; the next FULL commit on `connection` flushes
+   * them too, as both write the same WAL. Opened on first use.
+   */
+  get relaxedConnection(): BetterSqlite3.Database {
+    if (!this.db) throw new Error('SQLite store is not open');
+    if (!this.relaxed) {
+      this.relaxed = new BetterSqlite3(this.path);
+      this.relaxed.pragma('synchronous = NORMAL');
+      this.relaxed.pragma('busy_timeout = 5000');
+      this.relaxed.defaultSafeIntegers(true);
+    }
+    return this.relaxed;
   }
 
   /** Opens the file (creating its folder) and brings the schema up to date. */
@@ -41,6 +60,8 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
 
   /** Closed last, after the HTTP server and every feature have stopped using it. */
   onApplicationShutdown(): void {
+    this.relaxed?.close();
+    this.relaxed = undefined;
     this.db?.close();
     this.db = undefined;
   }

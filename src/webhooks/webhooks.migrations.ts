@@ -13,7 +13,7 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
     // SQLite: times are Unix milliseconds (one instance, one clock).
     sqlite: `CREATE TABLE webhook_deliveries (
                id              INTEGER PRIMARY KEY,
-               webhook_id      TEXT NOT NULL UNIQUE,
+               webhook_id      TEXT NOT NULL,
                url             TEXT NOT NULL,
                payload         TEXT NOT NULL,
                status          TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
@@ -30,7 +30,7 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
     // PostgreSQL: times from the server's clock, shared by every instance.
     postgres: `CREATE TABLE webhook_deliveries (
                  id              BIGSERIAL PRIMARY KEY,
-                 webhook_id      TEXT NOT NULL UNIQUE,
+                 webhook_id      TEXT NOT NULL,
                  url             TEXT NOT NULL,
                  payload         TEXT NOT NULL,
                  status          TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),

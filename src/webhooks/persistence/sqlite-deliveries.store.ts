@@ -32,7 +32,11 @@ export function insertDeliveriesSqlite(connection: BetterSqlite3.Database, deliv
   for (const delivery of deliveries) insert.run(delivery.webhookId, delivery.url, delivery.payload, now, now);
 }
 
-/** The outbox in the SQLite file. Times are Unix milliseconds of this one instance's clock. */
+/**
+ * The outbox in the SQLite file, for the dispatcher. Times are Unix milliseconds of this one
+ * instance's clock. Rows are written by the plant's transaction (`insertDeliveriesSqlite`, fsynced
+ * with the plant); claims and results go through the relaxed connection, not fsynced on their own.
+ */
 export class SqliteDeliveriesStore extends DeliveriesStore {
   private statements?: ReturnType<typeof prepare>;
 
@@ -72,7 +76,8 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
 
   private run<T>(work: (statements: ReturnType<typeof prepare>) => T): T {
     try {
-      this.statements ??= prepare(this.database.connection);
+      // Claims and results on the relaxed connection: a lost one (power failure) only means a resend.
+      this.statements ??= prepare(this.database.relaxedConnection);
       return work(this.statements);
     } catch (error) {
       throw new StorageError('SQLite failed to read or update the webhook outbox', { cause: error });

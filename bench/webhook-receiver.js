@@ -1,0 +1,24 @@
+'use strict';
+// A webhook subscriber for the bench, in a process of its own (so the load generator's busy event
+// loop does not slow its answers): answers 200 at once, notes when each plant's first event arrived
+// (Unix ms, sub-millisecond), and reports to its parent over IPC.
+const { createServer } = require('node:http');
+
+const receivedAt = {};
+let count = 0;
+const server = createServer((request, response) => {
+  let body = '';
+  request.on('data', (chunk) => (body += chunk));
+  request.on('end', () => {
+    count += 1;
+    const id = /"id":(-?\d+)/.exec(body)?.[1];
+    if (id !== undefined && receivedAt[id] === undefined) receivedAt[id] = performance.timeOrigin + performance.now();
+    response.writeHead(200).end();
+  });
+});
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('message', (message) => {
+  if (message === 'count') process.send({ count, distinct: Object.keys(receivedAt).length });
+  if (message === 'report') process.send({ receivedAt });
+  if (message === 'stop') server.close(() => process.exit(0));
+});

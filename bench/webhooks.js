@@ -1,0 +1,153 @@
+'use strict';
+// The webhook scenario of `npm run bench` (bench/run.js passes its helpers in). SQLite creates at full
+// load, A B C round after round: the webhook off; on, with one healthy receiver on 127.0.0.1; on, with
+// a subscriber that refuses every connection. For the healthy receiver it reports the delivered rate,
+// the time from sending a create to receiving its event (p50/p99; an upper bound of commit-to-receipt,
+// which also holds the create's own processing) and how long the backlog takes to drain once the load
+// stops. The receiver runs in a process of its own (bench/webhook-receiver.js).
+const { randomBytes } = require('node:crypto');
+const { fork } = require('node:child_process');
+const { createServer } = require('node:http');
+const { join } = require('node:path');
+const autocannon = require('autocannon');
+
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** The subscriber (bench/webhook-receiver.js) in a child process; `ask` sends it a message and awaits the answer. */
+async function startReceiver() {
+  const child = fork(join(__dirname, 'webhook-receiver.js'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const ask = (message) =>
+    new Promise((resolve) => {
+      child.once('message', resolve);
+      child.send(message);
+    });
+  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    distinct: async () => (await ask('count')).distinct,
+    receivedAt: async () => new Map(Object.entries((await ask('report')).receivedAt)),
+    close: () => new Promise((resolve) => child.once('exit', resolve) && child.send('stop')),
+  };
+}
+
+/** A port on 127.0.0.1 where nothing listens. */
+async function deadUrl() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/hook`;
+}
+
+async function measureCreates(helpers, webhookUrl, receiver) {
+  const { start, stop, freshStore, duration, connections, token } = helpers;
+  const store = await freshStore('sqlite');
+  const env = webhookUrl ? { ...store.env, WEBHOOK_URLS: webhookUrl, WEBHOOK_SECRET: SECRET } : store.env;
+  const server = await start('service', env);
+  const sentAt = new Map();
+  let nextId = 1;
+  try {
+    const load = (seconds) =>
+      autocannon({
+        url: `${server.url}/plants`,
+        method: 'POST',
+        connections,
+        duration: seconds,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        requests: [
+          {
+            setupRequest: (req) => {
+              const id = nextId++;
+              sentAt.set(String(id), performance.timeOrigin + performance.now());
+              return { ...req, body: JSON.stringify({ id, name: 'Monstera', tag: 'tropical' }) };
+            },
+          },
+        ],
+      });
+    await load(1);
+    const result = await load(duration);
+    const created = result['2xx'] + 0;
+    let drainMs;
+    let delivered = 0;
+    let latencies = [];
+    if (receiver) {
+      // Every create of the warm-up and the run was a 200; wait until each event has arrived.
+      const stopped = performance.now();
+      const expected = nextId - 1;
+      let distinct = 0;
+      while ((distinct = await receiver.distinct()) < expected && performance.now() - stopped < 60000) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      drainMs = performance.now() - stopped;
+      if (distinct < expected) throw new Error(`only ${distinct} of ${expected} events arrived`);
+      const receivedAt = await receiver.receivedAt();
+      latencies = [...receivedAt].map(([id, at]) => at - sentAt.get(id)).sort((a, b) => a - b);
+      delivered = receivedAt.size;
+    }
+    return {
+      rps: result.requests.average,
+      p99: result.latency.p99,
+      created,
+      ...(receiver
+        ? {
+            deliveredPerSecond: delivered / (duration + 1 + drainMs / 1000),
+            latencyP50Ms: percentile(latencies, 50),
+            latencyP99Ms: percentile(latencies, 99),
+            drainMs,
+          }
+        : {}),
+    };
+  } finally {
+    await stop(server);
+    await store.drop();
+  }
+}
+
+async function runWebhookBench(helpers) {
+  const rounds = [];
+  for (let round = 1; round <= helpers.rounds; round++) {
+    const off = await measureCreates(helpers);
+    const receiver = await startReceiver();
+    const healthy = await measureCreates(helpers, receiver.url, receiver);
+    await receiver.close();
+    const dead = await measureCreates(helpers, await deadUrl());
+    rounds.push({ off, healthy, dead });
+    console.log(
+      `webhook round ${round}: creates off ${off.rps.toFixed(0)}, healthy ${healthy.rps.toFixed(0)}, dead ${dead.rps.toFixed(0)} req/s; ` +
+        `send-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms`,
+    );
+  }
+  const pick = (f) => median(rounds.map(f));
+  const summary = {
+    createsOffRps: pick((r) => r.off.rps),
+    createsHealthyRps: pick((r) => r.healthy.rps),
+    createsDeadRps: pick((r) => r.dead.rps),
+    healthyOverOff: pick((r) => r.healthy.rps / r.off.rps),
+    deadOverOff: pick((r) => r.dead.rps / r.off.rps),
+    p99OffMs: pick((r) => r.off.p99),
+    p99HealthyMs: pick((r) => r.healthy.p99),
+    p99DeadMs: pick((r) => r.dead.p99),
+    deliveredPerSecond: pick((r) => r.healthy.deliveredPerSecond),
+    sendToReceiptP50Ms: pick((r) => r.healthy.latencyP50Ms),
+    sendToReceiptP99Ms: pick((r) => r.healthy.latencyP99Ms),
+    drainMs: pick((r) => r.healthy.drainMs),
+  };
+  console.log('\n| webhook | creates req/s | ratio to off | create p99 ms |');
+  console.log('|---|---|---|---|');
+  console.log(`| off | ${summary.createsOffRps.toFixed(0)} | 1.00 | ${summary.p99OffMs} |`);
+  console.log(
+    `| on, healthy receiver | ${summary.createsHealthyRps.toFixed(0)} | ${summary.healthyOverOff.toFixed(2)} | ${summary.p99HealthyMs} |`,
+  );
+  console.log(
+    `| on, dead subscriber | ${summary.createsDeadRps.toFixed(0)} | ${summary.deadOverOff.toFixed(2)} | ${summary.p99DeadMs} |`,
+  );
+  console.log(
+    `Delivered ${summary.deliveredPerSecond.toFixed(0)} events/s; create sent to event received p50 ${summary.sendToReceiptP50Ms.toFixed(1)} ms, ` +
+      `p99 ${summary.sendToReceiptP99Ms.toFixed(1)} ms; backlog drained ${summary.drainMs.toFixed(0)} ms after the load stopped`,
+  );
+  return { summary, rounds };
+}
+
+module.exports = { runWebhookBench };
