@@ -3,6 +3,7 @@
 // loop does not slow its answers): answers 200 at once, notes when each plant's first event arrived
 // (Unix ms, sub-millisecond), and reports to its parent over IPC.
 const { createServer } = require('node:http');
+const { performance } = require('node:perf_hooks');
 
 const receivedAt = {};
 let count = 0;

@@ -9,6 +9,7 @@ const { randomBytes } = require('node:crypto');
 const { fork } = require('node:child_process');
 const { createServer } = require('node:http');
 const { join } = require('node:path');
+const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
