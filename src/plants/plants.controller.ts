@@ -127,6 +127,8 @@ export class PlantsController {
     400: BAD_ID,
     401: UNAUTHORIZED,
     404: NO_SUCH_PLANT,
+    413: 'A body was sent (none is needed, and one is ignored) and it is larger than BODY_LIMIT.',
+    415: 'A body was sent (none is needed, and one is ignored) and it is not application/json.',
     429: RATE_LIMITED,
     500: INTERNAL,
     503:

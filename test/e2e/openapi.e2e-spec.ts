@@ -73,7 +73,17 @@ describe('OpenAPI document (e2e)', () => {
       const statuses = (path: string, method: string) => Object.keys(served.paths[path][method].responses).sort();
       expect(statuses('/plants', 'get')).toEqual(['200', '400', '401', '429', '500', '503']);
       expect(statuses('/plants/{id}', 'get')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
-      expect(statuses('/plants/{id}', 'delete')).toEqual(['204', '400', '401', '404', '429', '500', '503']);
+      expect(statuses('/plants/{id}', 'delete')).toEqual([
+        '204',
+        '400',
+        '401',
+        '404',
+        '413',
+        '415',
+        '429',
+        '500',
+        '503',
+      ]);
       expect(served.paths['/plants/{id}'].delete.responses['204'].content).toBeUndefined();
     });
 

@@ -192,6 +192,25 @@ describe.each(stores.filter(([, postgres]) => !postgres || TEST_DATABASE_URL))(
         expect((await get(plants)).text).toBe('[{"id":9223372036854775806,"name":"neighbour"}]');
       });
 
+      it('should ignore a JSON content type with no body, or a JSON body, as many HTTP clients send them', async () => {
+        for (const id of [1, 2, 3]) await create(`{"id":${id},"name":"n"}`);
+        const empty = await request(`${plants}/1`, {
+          method: 'DELETE',
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(empty.status).toBe(204);
+        const ignored = await request(`${plants}/2`, { method: 'DELETE', body: '{"reason":"cleanup"}' });
+        expect(ignored.status).toBe(204);
+        // A body that is not JSON is refused as on any route (declared: 415).
+        const text = await request(`${plants}/3`, {
+          method: 'DELETE',
+          body: 'please',
+          headers: { 'content-type': 'text/plain' },
+        });
+        expect(text.body).toEqual({ error: 415, message: 'Content-Type must be application/json' });
+        expect((await get(`${plants}/3`)).status).toBe(200);
+      });
+
       it('should make a create after a delete a new create, with nothing of the old plant left', async () => {
         expect((await create('{"id":77,"name":"Old","tag":"gone"}')).status).toBe(200);
         expect((await request(`${plants}/77`, { method: 'DELETE' })).status).toBe(204);

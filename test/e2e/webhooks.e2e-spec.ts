@@ -188,6 +188,27 @@ describe.each(stores.filter(([, postgres]) => !postgres || TEST_DATABASE_URL))(
       for (const secret of secrets) expect(server.logs.join('\n')).not.toContain(secret.slice(6, 20));
     });
 
+    it('should prune delivered and failed deliveries once they are older than WEBHOOK_RETENTION', async () => {
+      second.answerWith(() => 410);
+      await startService({ WEBHOOK_RETENTION: '1h' });
+      await create('{"id":11,"name":"Kept a while"}');
+      await eventually(async () => (await outbox()).every((row) => row.status !== 'pending'));
+      await server.close();
+      // The same store again (the dispatcher prunes at start, then every minute), keeping finished rows 1 ms.
+      const again = await createTestApp(
+        {
+          ...(schema ? { DATABASE_URL: schema.url } : {}),
+          WEBHOOK_URLS: `${receiver.url},${second.url}`,
+          WEBHOOK_SECRET: secrets.join(','),
+          WEBHOOK_RETENTION: '1ms',
+        },
+        server.dataDir,
+      );
+      server = again;
+      await eventually(async () => (await outbox()).length === 0);
+      expect(receiver.received).toHaveLength(1);
+    });
+
     it('should report the backlog and the age of its oldest delivery while a subscriber hangs', async () => {
       receiver.answerWith(() => 'hang');
       await startService({ WEBHOOK_TIMEOUT_MS: '60000' });
