@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
@@ -28,8 +29,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private readonly results: Batcher<{ delivery: ClaimedDelivery; result: AttemptResult }, void>;
   private running = false;
   private loop?: Promise<void>;
+  /** A wake() that came while the loop was busy: the next wait ends at once. */
   private woken = false;
-  private wakeUp?: () => void;
+  /** The loop's current wait, if it is waiting. */
+  private waiting?: { resolve: () => void; timer: NodeJS.Timeout };
   private lastPruneMs = 0;
 
   constructor(
@@ -39,6 +42,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     private readonly metrics: WebhookMetrics,
   ) {
     this.leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
+    // Each send in flight listens for shutdown: up to `concurrency` listeners, not a leak.
+    setMaxListeners(config.concurrency + 10, this.shutdown.signal);
     // Results that finish in one event-loop turn are recorded by one statement (one commit, one fsync on SQLite).
     this.results = new Batcher({
       batchingFunction: async (results) => {
@@ -72,8 +77,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
 
   /** Called after a commit that wrote deliveries: look at the outbox now rather than at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    if (this.waiting) this.endWait();
+    else this.woken = true;
   }
 
   private async run(): Promise<void> {
@@ -94,6 +99,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       if (!this.running) break;
       if (full || this.inFlight.size >= this.config.concurrency) {
         await Promise.race([...this.inFlight, this.nextWake(this.config.pollIntervalMs)]);
+        this.endWait(); // a send ended first: this wait is over too, so its timer must not end a later one
         // Let the other sends that end in this turn end too, so the next claim takes several at once.
         await new Promise<void>((resolve) => setImmediate(resolve));
       } else {
@@ -102,22 +108,23 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  /** Resolves on the next wake() (or at once if one came since the last), or after `ms`. */
+  /** Resolves on the next wake() (or at once if one came while the loop was busy), or after `ms`. */
   private nextWake(ms: number): Promise<void> {
     if (this.woken) {
       this.woken = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = undefined;
-        this.woken = false;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeUp = done;
+      this.waiting = { resolve, timer: setTimeout(() => this.endWait(), ms) };
     });
+  }
+
+  private endWait(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting === undefined) return;
+    clearTimeout(waiting.timer);
+    waiting.resolve();
   }
 
   private track(work: Promise<void>): void {

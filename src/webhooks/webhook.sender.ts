@@ -26,11 +26,17 @@ export class WebhookSender {
 
   async send(delivery: ClaimedDelivery, shutdown: AbortSignal): Promise<Attempt> {
     const timestamp = Math.floor(Date.now() / 1000);
+    // One controller per attempt, aborted by its timer or by shutdown. (Not AbortSignal.any() with
+    // the long-lived shutdown signal: on Node 20 that keeps every attempt's signal alive on it.)
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    const onShutdown = () => controller.abort();
+    shutdown.addEventListener('abort', onShutdown, { once: true });
     try {
       const response = await fetch(delivery.url, {
         method: 'POST',
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), shutdown]),
+        signal: controller.signal,
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
@@ -45,12 +51,13 @@ export class WebhookSender {
       return { outcome: outcomeOf(response.status), detail: `HTTP ${response.status}` };
     } catch (error) {
       if (shutdown.aborted) return { outcome: 'aborted', detail: 'shutting down' };
-      if ((error as Error).name === 'TimeoutError') {
-        return { outcome: 'timeout', detail: `no answer within ${this.timeoutMs} ms` };
-      }
+      if (controller.signal.aborted) return { outcome: 'timeout', detail: `no answer within ${this.timeoutMs} ms` };
       // undici's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND…) in its cause.
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       return { outcome: 'network', detail: cause?.code ?? cause?.message ?? (error as Error).message };
+    } finally {
+      clearTimeout(timer);
+      shutdown.removeEventListener('abort', onShutdown);
     }
   }
 }
