@@ -5,6 +5,7 @@ import { AppConfig, DatabaseConfig, JwtConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { webhookConfig } from './webhook-config';
+import { commaList } from './comma-list';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -26,7 +27,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   }
 
   const production = vars.NODE_ENV === 'production';
-  const authTokens = list(vars.AUTH_TOKENS);
+  const authTokens = commaList(vars.AUTH_TOKENS);
   if (!authTokens.every((token) => TOKEN68.test(token))) {
     throw new ConfigError(
       'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
@@ -53,7 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       format: (vars.LOG_FORMAT as 'json' | 'pretty' | undefined) ?? (production ? 'json' : 'pretty'),
     },
     metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
-    corsOrigins: list(vars.CORS_ORIGINS),
+    corsOrigins: commaList(vars.CORS_ORIGINS),
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
     webhooks: webhookConfig(vars),
     timeouts: {
@@ -82,13 +83,6 @@ function jwtConfig(vars: EnvironmentVariables): JwtConfig | undefined {
     );
   }
   return { jwksUrl, publicKey, issuer, audience };
-}
-
-function list(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
 }
 
 function databaseConfig(vars: EnvironmentVariables): DatabaseConfig {

@@ -1,6 +1,7 @@
 import { WebhookConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
+import { commaList } from './comma-list';
 
 /** The Standard Webhooks schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,14h,20h,24h';
@@ -12,14 +13,14 @@ const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 
 /** The webhook settings, or undefined when WEBHOOK_URLS is unset. Messages name the variable, never its value. */
 export function webhookConfig(vars: EnvironmentVariables): WebhookConfig | undefined {
-  const urls = list(vars.WEBHOOK_URLS);
+  const urls = commaList(vars.WEBHOOK_URLS);
   if (urls.length === 0) return undefined;
   if (!urls.every(isHttpUrl)) {
     throw new ConfigError(
       'Invalid configuration: WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs',
     );
   }
-  const secrets = list(vars.WEBHOOK_SECRET);
+  const secrets = commaList(vars.WEBHOOK_SECRET);
   if (secrets.length === 0) {
     throw new ConfigError('Invalid configuration: WEBHOOK_SECRET is required when WEBHOOK_URLS is set');
   }
@@ -42,13 +43,6 @@ export function webhookConfig(vars: EnvironmentVariables): WebhookConfig | undef
   };
 }
 
-function list(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
-}
-
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -67,7 +61,7 @@ function isSecret(value: string): boolean {
 
 /** `1s,2s,500ms` in milliseconds; each a positive whole number with a unit (ms, s, m, h, d). */
 function durations(name: string, value: string): number[] {
-  const parts = list(value);
+  const parts = commaList(value);
   const parsed = parts
     .map((part) => DURATION.exec(part))
     .map((match) => match && Number(match[1]) * UNITS_MS[match[2]]);

@@ -5,6 +5,15 @@ const JITTER_MS = 8;
 
 export type RaceOperation = { kind: 'create'; name: string } | { kind: 'delete' };
 
+/** Two creates with the same content, one with other content and two deletes, all of one id at once. */
+export const CREATE_DELETE_RACE: readonly RaceOperation[] = [
+  { kind: 'create', name: 'A' },
+  { kind: 'delete' },
+  { kind: 'create', name: 'B' },
+  { kind: 'create', name: 'A' },
+  { kind: 'delete' },
+];
+
 export interface RaceOutcome {
   id: bigint;
   /** Whether some order of the operations, one at a time, gives exactly these statuses and this content. */
@@ -81,4 +90,12 @@ export async function settleRace(
     }
   }
   return { id, consistent: false, statuses, stored };
+}
+
+/** Every round came out as some serial order would have, none with a 5xx, and not all in one order. */
+export function expectSettledInSomeOrder(outcomes: readonly RaceOutcome[]): void {
+  expect(outcomes.filter((outcome) => !outcome.consistent)).toEqual([]);
+  expect(outcomes.flatMap((outcome) => outcome.statuses).filter((status) => status >= 500)).toEqual([]);
+  // They really raced: the rounds did not all come out in one order.
+  expect(new Set(outcomes.map((outcome) => outcome.statuses.join())).size).toBeGreaterThan(1);
 }
