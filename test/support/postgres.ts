@@ -8,6 +8,12 @@ if (process.env.CI && !TEST_DATABASE_URL) {
   throw new Error('CI must set TEST_DATABASE_URL: the PostgreSQL suites are never skipped in CI');
 }
 
+/** The stores an e2e suite runs on, as [name, is PostgreSQL]: SQLite always, PostgreSQL when configured. */
+export const STORES: [string, boolean][] = [
+  ['SQLite', false],
+  ...(TEST_DATABASE_URL ? [['PostgreSQL', true] as [string, boolean]] : []),
+];
+
 /** `describe` when TEST_DATABASE_URL is set, `describe.skip` otherwise (locally, without PostgreSQL). */
 export const describePostgres: jest.Describe = TEST_DATABASE_URL ? describe : describe.skip;
 
