@@ -172,6 +172,28 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS, rate li
     });
   });
 
+  describe('with a rate limit, on every operation', () => {
+    let server: TestApp;
+    beforeAll(async () => (server = await createTestApp({ RATE_LIMIT_PER_MINUTE: '1' })));
+    afterAll(() => server.destroy());
+
+    it.each([
+      ['GET', '/plants'],
+      ['GET', '/plants/1'],
+      ['DELETE', '/plants/1'],
+    ])('should answer %s %s past the limit with 429 and Retry-After', async (method, path) => {
+      // The budget is per route and token (@nestjs/throttler keys on the handler): the first call spends it.
+      expect((await request(`${server.url}${path}`, { method })).status).not.toBe(429);
+      const limited = await request(`${server.url}${path}`, { method });
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({
+        error: 429,
+        message: 'Rate limit exceeded: at most 1 requests per minute per token',
+      });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+  });
+
   describe('with CORS_ORIGINS, reading pages from a browser', () => {
     let server: TestApp;
     beforeAll(async () => (server = await createTestApp({ CORS_ORIGINS: 'https://app.example' })));

@@ -55,6 +55,26 @@ describePostgres('when PostgreSQL goes away and comes back (e2e)', () => {
     expect((await create(1, 'other')).status).toBe(409);
   });
 
+  it('should answer reads and deletes with a 503 that says what happened while it is away', async () => {
+    expect((await create(3, 'kept')).status).toBe(200);
+    await setup.proxy.cut();
+    const call = (method: string, path: string) => request(`${setup.server.url}${path}`, { method });
+    expect((await call('GET', '/plants')).body).toEqual({
+      error: 503,
+      message: 'The database is unavailable; retry shortly',
+    });
+    expect((await call('GET', '/plants/3')).body).toEqual({
+      error: 503,
+      message: 'The database is unavailable; retry shortly',
+    });
+    expect((await call('DELETE', '/plants/3')).body).toEqual({
+      error: 503,
+      message: 'The database is unavailable; the plant was not deleted, retry shortly',
+    });
+    await setup.proxy.start();
+    expect((await call('GET', '/plants/3')).body).toEqual({ id: 3, name: 'kept' });
+  });
+
   it('should keep answering after the server terminates its connections', async () => {
     expect((await create(10, 'first')).status).toBe(200);
     await setup.schema.admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [

@@ -36,4 +36,22 @@ describe('Plant Store over a restart and a storage failure (e2e)', () => {
     expect(logged).toContain('StorageError: SQLite failed to store a plant');
     expect(logged).toContain('no such table: plants');
   });
+
+  it('should answer reads and deletes that fail in storage with the same generic 500', async () => {
+    server = await createTestApp();
+    const db = new Database(join(server.dataDir, 'plants.db'));
+    db.exec('DROP TABLE plants');
+    db.close();
+    for (const [method, path] of [
+      ['GET', '/plants'],
+      ['GET', '/plants/1'],
+      ['DELETE', '/plants/1'],
+    ]) {
+      const res = await request(`${server.url}${path}`, { method });
+      expect(res.body).toEqual({ error: 500, message: 'Internal server error' });
+    }
+    const logged = server.logs.join('\n');
+    expect(logged).toContain('StorageError: SQLite failed to read plants');
+    expect(logged).toContain('StorageError: SQLite failed to delete a plant');
+  });
 });
