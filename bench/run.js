@@ -332,6 +332,7 @@ async function main() {
   const webhook =
     ONLY === undefined || 'webhook'.includes(ONLY)
       ? await runWebhookBench({
+          median,
           start,
           stop,
           freshStore,

@@ -30,24 +30,25 @@ export class WebhookMetrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 86400],
       registers,
     });
-    // Read from the outbox when scraped, so they are right on every instance (they share it on PostgreSQL).
+    // Read from the outbox when scraped, so they are right on every instance (they share it on
+    // PostgreSQL). One query for both: the backlog gauge, registered first, is collected first and
+    // sets the age gauge too.
+    const oldestAge = new Gauge({
+      name: 'plant_store_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest pending webhook delivery; 0 when none is pending',
+      registers: [],
+    });
     new Gauge({
       name: 'plant_store_webhook_backlog',
       help: 'Webhook deliveries still pending (due now or waiting for a retry)',
       registers,
       async collect() {
-        this.set((await store.backlog()).pending);
+        const { pending, oldestCreatedAtMs } = await store.backlog();
+        this.set(pending);
+        oldestAge.set(oldestCreatedAtMs === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAtMs) / 1000));
       },
     });
-    new Gauge({
-      name: 'plant_store_webhook_oldest_pending_age_seconds',
-      help: 'Age of the oldest pending webhook delivery; 0 when none is pending',
-      registers,
-      async collect() {
-        const { oldestCreatedAtMs } = await store.backlog();
-        this.set(oldestCreatedAtMs === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAtMs) / 1000));
-      },
-    });
+    metrics.registry.registerMetric(oldestAge);
   }
 
   counted(outcome: AttemptOutcome): void {

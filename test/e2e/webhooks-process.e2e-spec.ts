@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '../support/eventually';
 import { request } from '../support/http';
 import { createTestSchema, describePostgres, TestSchema } from '../support/postgres';
 import { ServiceProcess, startService } from '../support/service-process';
@@ -130,9 +131,7 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
           `SELECT count(*)::int AS n FROM ${schema.name}.webhook_deliveries WHERE status = 'delivered'`,
         )
       ).rows[0].n;
-    for (const deadline = Date.now() + 10000; (await delivered()) !== ids.length && Date.now() < deadline;) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(async () => (await delivered()) === ids.length);
     expect(await delivered()).toBe(ids.length);
   });
 });

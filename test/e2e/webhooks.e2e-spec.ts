@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from '../support/http';
 import { createTestSchema, STORES, TestSchema } from '../support/postgres';
+import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
 import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
@@ -47,13 +48,6 @@ describe.each(STORES)('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)
     return Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   };
   const create = (body: string) => request(`${server.url}/plants`, { body });
-  /** Resolves once `check` does, trying every 20 ms for up to 10 s. */
-  const eventually = async (check: () => Promise<boolean>) => {
-    for (const deadline = Date.now() + 10000; !(await check());) {
-      if (Date.now() > deadline) throw new Error('condition not met within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
   const deliveryTo = async (url: string) => (await outbox()).find((row) => row.url === url);
 
   beforeEach(async () => {

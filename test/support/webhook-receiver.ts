@@ -2,6 +2,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
+import { eventually } from './eventually';
 
 /** A signing secret in the Standard Webhooks form, made fresh for a test. */
 export function makeSecret(): string {
@@ -81,13 +82,11 @@ export class WebhookReceiver {
     return this.received.filter((delivery) => delivery.answered !== undefined && delivery.answered < 300);
   }
 
-  /** Resolves once `done()` holds, checking every 20 ms; rejects after `timeoutMs`. */
+  /** Resolves once `done()` holds; rejects after `timeoutMs`, saying how much arrived. */
   async waitFor(done: () => boolean, timeoutMs = 15000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms; received ${this.received.length}`);
-      await sleep(20);
-    }
+    await eventually(done, timeoutMs).catch(() => {
+      throw new Error(`waited ${timeoutMs} ms; received ${this.received.length}`);
+    });
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
