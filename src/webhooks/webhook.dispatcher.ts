@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
 import { AttemptResult, ClaimedDelivery, DeliveriesStore } from './persistence/deliveries.store';
@@ -20,7 +20,6 @@ const LEASE_MARGIN_MS = 5000;
  * wrote deliveries, and polling too: events another instance, or an earlier run, left behind are
  * found within WEBHOOK_POLL_INTERVAL_MS.
  */
-@Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private readonly leaseMs: number;

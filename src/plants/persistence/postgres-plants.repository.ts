@@ -131,9 +131,6 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
    */
   private async insertOrCompare(plants: readonly Plant[], round = 1): Promise<(CreateResult | Error)[]> {
     const ids = plants.map((plant) => plant.id.toString());
-    // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
-    // in the same order and cannot deadlock; within one id, in the order they came. Unnamed
-    // statements (no server-side prepared ones), so PgBouncer in transaction mode works.
     const inserted = await this.insert(plants, ids);
     const stored = new Map(inserted.rows.map((row) => [row.id, toPlant(row)]));
     const created = new Set(stored.keys());
@@ -172,7 +169,8 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
   private async insert(plants: readonly Plant[], ids: string[]): Promise<QueryResult<PlantRow>> {
     const statement = (on: PoolClient | PostgresDatabase['pool']) =>
       // Rows go in id order, so two batches with ids in common (two instances, say) take their locks
-      // in the same order and cannot deadlock; within one id, in the order they came.
+      // in the same order and cannot deadlock; within one id, in the order they came. Unnamed
+      // statements (no server-side prepared ones), so PgBouncer in transaction mode works.
       this.database.timedQuery<PlantRow>(
         on,
         `INSERT INTO plants (id, name, tag)
