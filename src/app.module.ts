@@ -34,7 +34,7 @@ export class AppModule {
         AuthModule,
         PlantsModule,
         HealthModule,
-        RateLimitModule.forRoot(config.rateLimitPerMinute),
+        RateLimitModule.forRoot(config.rateLimit),
       ],
       providers: [
         { provide: APP_GUARD, useExisting: BearerAuthGuard },

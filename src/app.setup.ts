@@ -5,7 +5,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'pino';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
-import { AppConfig } from './config/app-config';
+import { AppConfig, TrustProxy } from './config/app-config';
 import { parseJsonBody } from './http/json-body.parser';
 import { addSecurityHeaders } from './http/security-headers';
 import { PINO_LOGGER } from './logging/logging.module';
@@ -23,6 +23,8 @@ const DOCS_PATH = 'docs';
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
   return new FastifyAdapter({
     requestIdHeader: false,
+    // Whether X-Forwarded-For gives `request.ip` (which the rate limit and the logs use), from which hops.
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     genReqId: (raw: IncomingMessage) => {
       const given = raw.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -33,6 +35,13 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
     // While closing, requests on open connections are still served; new connections are refused.
     return503OnClosing: false,
   });
+}
+
+/** TRUST_PROXY as Fastify takes it; a hop count as the function Fastify itself would make of it. */
+function fastifyTrustProxy(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
 }
 
 /**

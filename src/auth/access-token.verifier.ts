@@ -20,7 +20,8 @@ export class AccessTokenVerifier implements OnModuleInit {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
   private jwt?: JwtVerifier;
-  private readonly verified = new WeakSet<object>();
+  /** The principal of each request verified so far (see `principalOf`). */
+  private readonly principals = new WeakMap<object, string>();
   /** The token made for development when no AUTH_TOKENS are configured; printed once listening. */
   developmentToken?: string;
 
@@ -51,13 +52,22 @@ export class AccessTokenVerifier implements OnModuleInit {
    * for this check, and a promise per caller was a share of each request's CPU and garbage.
    */
   verifyRequest(request: { headers: { authorization?: string } }): Promise<void> | undefined {
-    if (this.verified.has(request)) return undefined;
-    const pending = this.check(request.headers.authorization);
-    if (pending === undefined) {
-      this.verified.add(request);
+    if (this.principals.has(request)) return undefined;
+    const checked = this.check(request.headers.authorization);
+    if (typeof checked === 'string') {
+      this.principals.set(request, checked);
       return undefined;
     }
-    return pending.then(() => void this.verified.add(request));
+    return checked.then((principal) => void this.principals.set(request, principal));
+  }
+
+  /**
+   * Who a verified request is, whatever the spelling of its header: `token:<digest of the token>`
+   * for a static token, `jwt:<digest of iss and sub>` for a JWT. Undefined until `verifyRequest`
+   * has accepted the request. The rate limit keys on it; it holds no credential.
+   */
+  principalOf(request: object): string | undefined {
+    return this.principals.get(request);
   }
 
   /** Rejects with `InvalidCredentialsException` unless the header carries an accepted bearer token. */
@@ -65,8 +75,11 @@ export class AccessTokenVerifier implements OnModuleInit {
     await this.check(authorization);
   }
 
-  /** Throws unless the header holds a static token; a JWT-shaped token, when JWTs are on, is a promise. */
-  private check(authorization: string | undefined): Promise<void> | undefined {
+  /**
+   * The principal when the header holds a static token; a promise of it for a JWT-shaped token when
+   * JWTs are on; throws otherwise.
+   */
+  private check(authorization: string | undefined): string | Promise<string> {
     if (authorization === undefined || authorization === '') {
       throw invalidCredentials('Authorization header with a Bearer token is required', false);
     }
@@ -78,12 +91,15 @@ export class AccessTokenVerifier implements OnModuleInit {
     // Compare with every token, without stopping at a match, so timing says nothing about which.
     let accepted = false;
     for (const known of this.digests) accepted = timingSafeEqual(presented, known) || accepted;
-    if (accepted) return undefined;
+    if (accepted) return `token:${presented.toString('base64url')}`;
     if (this.jwt && JWT_SHAPE.test(token)) {
-      return this.jwt.verify(token).catch(() => {
-        // Expired, wrong audience, unknown key…: all the same 401 to the client.
-        throw invalidCredentials('Bearer token is invalid or expired', true);
-      });
+      return this.jwt.verify(token).then(
+        ({ issuer, subject }) => `jwt:${digest(`${issuer}\n${subject}`).toString('base64url')}`,
+        () => {
+          // Expired, wrong audience, unknown key…: all the same 401 to the client.
+          throw invalidCredentials('Bearer token is invalid or expired', true);
+        },
+      );
     }
     throw invalidCredentials('Bearer token is invalid or expired', true);
   }

@@ -17,15 +17,21 @@ export class JwtVerifier {
       : createPublicKey(config.publicKey!);
   }
 
-  /** Resolves when the token verifies; rejects otherwise (the reason stays out of the response). */
-  async verify(token: string): Promise<void> {
+  /**
+   * Resolves to who the token names when it verifies; rejects otherwise (the reason stays out of the
+   * response). The issuer is the configured one; a token without `sub` names no one in particular.
+   */
+  async verify(token: string): Promise<{ issuer: string; subject: string }> {
     const options = {
       issuer: this.config.issuer,
       audience: this.config.audience,
       algorithms: ALGORITHMS,
       clockTolerance: CLOCK_TOLERANCE,
     };
-    if (this.key instanceof KeyObject) await jwtVerify(token, this.key, options);
-    else await jwtVerify(token, this.key, options);
+    const { payload } =
+      this.key instanceof KeyObject
+        ? await jwtVerify(token, this.key, options)
+        : await jwtVerify(token, this.key, options);
+    return { issuer: this.config.issuer, subject: payload.sub ?? '' };
   }
 }

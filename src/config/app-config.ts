@@ -38,6 +38,16 @@ export interface WebhookConfig {
   readonly pollIntervalMs: number;
 }
 
+/** The rate limit: requests per minute per principal, counted in Redis when `redisUrl` is set. */
+export interface RateLimitConfig {
+  readonly perMinute: number;
+  /** REDIS_URL: counters shared by every instance. Unset: counted in each process. */
+  readonly redisUrl?: string;
+}
+
+/** TRUST_PROXY: off, a number of proxy hops, or the addresses and CIDR ranges of trusted proxies. */
+export type TrustProxy = false | number | readonly string[];
+
 /**
  * The validated configuration of the service. Built once from the environment by `loadConfig`
  * and provided under this class as its DI token, so nothing else reads `process.env`.
@@ -59,8 +69,10 @@ export abstract class AppConfig {
   abstract readonly metrics: { readonly public: boolean; readonly port?: number };
   /** Origins allowed by CORS; empty means CORS is off. */
   abstract readonly corsOrigins: readonly string[];
-  /** Requests per minute per token; undefined means no rate limit. */
-  abstract readonly rateLimitPerMinute?: number;
+  /** Undefined when RATE_LIMIT_PER_MINUTE is unset: no rate limit. */
+  abstract readonly rateLimit?: RateLimitConfig;
+  /** Fastify's `trustProxy`: whether, and from which hops, `X-Forwarded-For` gives the client address. */
+  abstract readonly trustProxy: TrustProxy;
   /** Undefined when WEBHOOK_URLS is unset: the webhook is off and nothing is recorded. */
   abstract readonly webhooks?: WebhookConfig;
   abstract readonly timeouts: { readonly shutdownMs: number; readonly keepAliveMs: number; readonly requestMs: number };

@@ -93,6 +93,15 @@ export class EnvironmentVariables {
   @IntegerBetween('RATE_LIMIT_PER_MINUTE', 1, 1000000)
   RATE_LIMIT_PER_MINUTE?: number;
 
+  @IsOptional()
+  @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be redis://… or rediss://…' })
+  REDIS_URL?: string;
+
+  // A hop count or a list of addresses; parsed in trust-proxy.ts, which names the variable.
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
+
   @IntegerBetween('SHUTDOWN_TIMEOUT_MS', 100, 600000)
   SHUTDOWN_TIMEOUT_MS?: number;
 

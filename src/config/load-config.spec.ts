@@ -17,7 +17,8 @@ describe('loadConfig', () => {
         log: { level: 'info', format: 'pretty' },
         metrics: { public: false, port: undefined },
         corsOrigins: [],
-        rateLimitPerMinute: undefined,
+        rateLimit: undefined,
+        trustProxy: false,
         timeouts: { shutdownMs: 10000, keepAliveMs: 75000, requestMs: 30000 },
       });
     });
@@ -48,6 +49,8 @@ describe('loadConfig', () => {
         METRICS_PORT: '9100',
         CORS_ORIGINS: 'https://a.example, https://b.example',
         RATE_LIMIT_PER_MINUTE: '600',
+        REDIS_URL: 'redis://cache:6379/2',
+        TRUST_PROXY: '10.0.0.0/8, 192.168.1.7, ::1, loopback',
         SHUTDOWN_TIMEOUT_MS: '5000',
         KEEP_ALIVE_TIMEOUT_MS: '65000',
         REQUEST_TIMEOUT_MS: '10000',
@@ -75,9 +78,15 @@ describe('loadConfig', () => {
         log: { level: 'debug', format: 'json' },
         metrics: { public: true, port: 9100 },
         corsOrigins: ['https://a.example', 'https://b.example'],
-        rateLimitPerMinute: 600,
+        rateLimit: { perMinute: 600, redisUrl: 'redis://cache:6379/2' },
+        trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1', 'loopback'],
         timeouts: { shutdownMs: 5000, keepAliveMs: 65000, requestMs: 10000 },
       });
+    });
+
+    it('should take TRUST_PROXY as a hop count, or false', () => {
+      expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+      expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     });
 
     it('should accept JWTs alone in production', () => {
@@ -134,6 +143,13 @@ describe('loadConfig', () => {
         { RATE_LIMIT_PER_MINUTE: '0' },
         'Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer between 1 and 1000000',
       ],
+      [{ REDIS_URL: 'localhost:6379' }, 'Invalid configuration: REDIS_URL must be redis://… or rediss://…'],
+      ...['true', '0', '101', '10.0.0.0/33', 'proxy.example', '10.0.0.1/8/1'].map(
+        (value): [NodeJS.ProcessEnv, string] => [
+          { TRUST_PROXY: value },
+          'Invalid configuration: TRUST_PROXY must be false, a hop count between 1 and 100, or a comma-separated list of proxy addresses or CIDR ranges',
+        ],
+      ),
       [{ NODE_ENV: 'prod' }, 'Invalid configuration: NODE_ENV must be production, development or test'],
       [
         { AUTH_TOKENS: 'has space' },

@@ -6,6 +6,7 @@ import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { webhookConfig } from './webhook-config';
 import { commaList } from './comma-list';
+import { trustProxy } from './trust-proxy';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -55,7 +56,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
     corsOrigins: commaList(vars.CORS_ORIGINS),
-    rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    rateLimit:
+      vars.RATE_LIMIT_PER_MINUTE === undefined
+        ? undefined
+        : { perMinute: vars.RATE_LIMIT_PER_MINUTE, redisUrl: vars.REDIS_URL },
+    trustProxy: trustProxy(vars.TRUST_PROXY),
     webhooks: webhookConfig(vars),
     timeouts: {
       shutdownMs: vars.SHUTDOWN_TIMEOUT_MS ?? 10000,

@@ -1,3 +1,4 @@
+import { SkipThrottle } from '@nestjs/throttler';
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
@@ -7,6 +8,8 @@ import { DatabaseHealthIndicator } from './database.health-indicator';
 import { HealthCheckDto } from './dto/health-check.dto';
 
 @ApiTags('health')
+// Never rate limited: a throttled probe gets the container restarted, or blinds monitoring, under load.
+@SkipThrottle()
 @Controller('health')
 export class HealthController {
   constructor(

@@ -1,3 +1,4 @@
+import { SkipThrottle } from '@nestjs/throttler';
 import { Controller, Get, Header, Headers } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Registry } from 'prom-client';
@@ -8,6 +9,8 @@ import { MetricsService } from './metrics.service';
 
 /** `GET /metrics` on the main port: behind the bearer token unless METRICS_PUBLIC=true. */
 @ApiExcludeController()
+// Never rate limited: a throttled probe gets the container restarted, or blinds monitoring, under load.
+@SkipThrottle()
 @Controller('metrics')
 export class MetricsController {
   constructor(

@@ -1,23 +1,42 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ThrottlerModule } from '@nestjs/throttler';
-import { TokenThrottlerGuard } from './token-throttler.guard';
+import { getOptionsToken, getStorageToken, ThrottlerModuleOptions } from '@nestjs/throttler';
+import { AuthModule } from '../auth/auth.module';
+import { RateLimitConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import { PrincipalThrottlerGuard } from './principal-throttler.guard';
+import { RateLimitStorage } from './rate-limit.storage';
 
-/** RATE_LIMIT_PER_MINUTE requests per token; 429 with Retry-After beyond. Off when unset. */
+/**
+ * RATE_LIMIT_PER_MINUTE requests per principal (all operations together); 429 with Retry-After
+ * beyond. Off when unset. Health and metrics are never limited (`@SkipThrottle`).
+ *
+ * It provides what `ThrottlerModule` would (the options and the storage, under the library's
+ * tokens), because the storage is a provider with a lifecycle: it connects to Redis and closes it.
+ */
 @Module({})
 export class RateLimitModule {
-  static forRoot(perMinute: number | undefined): DynamicModule {
-    if (perMinute === undefined) return { module: RateLimitModule };
+  static forRoot(config: RateLimitConfig | undefined): DynamicModule {
+    if (config === undefined) return { module: RateLimitModule };
+    const options: ThrottlerModuleOptions = {
+      throttlers: [{ ttl: 60_000, limit: config.perMinute }],
+      errorMessage: `Rate limit exceeded: at most ${config.perMinute} requests per minute per token`,
+    };
     return {
       module: RateLimitModule,
-      imports: [
-        ThrottlerModule.forRoot({
-          throttlers: [{ ttl: 60_000, limit: perMinute }],
-          errorMessage: `Rate limit exceeded: at most ${perMinute} requests per minute per token`,
-        }),
+      imports: [AuthModule],
+      providers: [
+        { provide: getOptionsToken(), useValue: options },
+        {
+          provide: RateLimitStorage,
+          useFactory: (metrics: MetricsService) => new RateLimitStorage(config, metrics),
+          inject: [MetricsService],
+        },
+        { provide: getStorageToken(), useExisting: RateLimitStorage },
+        // Registered after the bearer guard (AppModule's APP_GUARD), so it sees the verified principal.
+        { provide: APP_GUARD, useClass: PrincipalThrottlerGuard },
       ],
-      // Registered after the bearer guard (AppModule's APP_GUARD), so only authenticated calls count.
-      providers: [{ provide: APP_GUARD, useClass: TokenThrottlerGuard }],
+      exports: [RateLimitStorage],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoggerService } from '@nestjs/common';
+import { LoggerService, Type } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
@@ -40,9 +40,14 @@ class CapturingLogger implements LoggerService {
 
 /**
  * Builds the real AppModule on Fastify, configured by `configureApp` like production, on a fresh
- * SQLite file in a temporary folder, listening on 127.0.0.1 on a free port.
+ * SQLite file in a temporary folder, listening on 127.0.0.1 on a free port. `controllers` are added
+ * beside the app's own, for a test that needs a kind of route the app does not have.
  */
-export async function createTestApp(env: NodeJS.ProcessEnv = {}, dataDir?: string): Promise<TestApp> {
+export async function createTestApp(
+  env: NodeJS.ProcessEnv = {},
+  dataDir?: string,
+  controllers: Type[] = [],
+): Promise<TestApp> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'plant-store-test-'));
   const config = loadConfig({
     AUTH_TOKENS: TEST_TOKEN,
@@ -51,7 +56,7 @@ export async function createTestApp(env: NodeJS.ProcessEnv = {}, dataDir?: strin
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)], controllers }).compile();
   const logs: string[] = [];
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), {
     logger: new CapturingLogger(logs),

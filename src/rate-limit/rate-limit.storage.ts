@@ -1,0 +1,110 @@
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import Redis from 'ioredis';
+import { Counter } from 'prom-client';
+import { RateLimitConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+
+/** What the storage answers for a hit (the library does not export the type's name). */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/** How long start-up waits for Redis before serving with per-process counters until it answers. */
+const CONNECT_WAIT_MS = 2000;
+/** A Redis that does not answer within this is treated as down for that request. */
+const COMMAND_TIMEOUT_MS = 500;
+
+/**
+ * The rate limit's counters: in Redis when REDIS_URL is set, so every instance shares one budget per
+ * principal; in this process otherwise.
+ *
+ * Redis down fails open to this process's counters, never to a 500 or a wait: a request is counted
+ * here instead (the limit then holds per instance, as without Redis), the outage is logged once when
+ * it starts and once when it ends, and each such request counts in
+ * `plant_store_rate_limit_fallbacks_total`. Readiness does not depend on Redis.
+ */
+@Injectable()
+export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('RateLimit');
+  private readonly local = new ThrottlerStorageService();
+  private readonly redis?: Redis;
+  private readonly shared?: ThrottlerStorageRedisService;
+  private readonly fallbacks: Counter;
+  private outage = false;
+
+  constructor(config: RateLimitConfig, metrics: MetricsService) {
+    this.fallbacks = new Counter({
+      name: 'plant_store_rate_limit_fallbacks_total',
+      help: 'Requests counted by this instance alone because Redis (REDIS_URL) did not answer',
+      registers: [metrics.registry],
+    });
+    if (config.redisUrl === undefined) return;
+    this.redis = new Redis(config.redisUrl, {
+      // Fail at once while disconnected, rather than queue the request behind a reconnect.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: CONNECT_WAIT_MS,
+      // Reconnect for as long as the process runs, at most every 2 s.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    });
+    // ioredis reports each failed reconnect here; the outage is logged by `down`, once.
+    this.redis.on('error', (error: Error) => this.down(error));
+    this.redis.on('close', () => this.down(new Error('connection closed')));
+    this.redis.on('ready', () => this.up());
+    this.shared = new ThrottlerStorageRedisService(this.redis);
+  }
+
+  /** Where the counters live, for the start-up log. */
+  get description(): string {
+    return this.redis === undefined ? 'in process' : 'Redis';
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.redis === undefined || this.redis.status === 'ready') return;
+    const ready = once(this.redis, 'ready').then(() => true);
+    const waited = await Promise.race([ready, delay(CONNECT_WAIT_MS, false, { ref: false })]);
+    if (!waited) this.down(new Error(`no answer within ${CONNECT_WAIT_MS} ms`));
+  }
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
+    if (this.shared !== undefined && this.redis?.status === 'ready') {
+      try {
+        return await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
+      } catch (error) {
+        this.down(error as Error);
+      }
+    }
+    if (this.shared !== undefined) {
+      this.down(new Error('not connected'));
+      this.fallbacks.inc();
+    }
+    return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+  }
+
+  onApplicationShutdown(): void {
+    this.redis?.disconnect(false);
+    this.local.onApplicationShutdown();
+  }
+
+  private down(error: Error): void {
+    if (this.outage) return;
+    this.outage = true;
+    const reason = (error as NodeJS.ErrnoException).code ?? error.message;
+    this.logger.warn(`Redis is unreachable (${reason}): rate limits are counted per instance until it is back`);
+  }
+
+  private up(): void {
+    if (!this.outage) return;
+    this.outage = false;
+    this.logger.log('Redis is reachable again: rate limits are shared by every instance');
+  }
+}

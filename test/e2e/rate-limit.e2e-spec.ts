@@ -1,0 +1,219 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Controller, Get } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Public } from '../../src/auth/public.decorator';
+import { eventually } from '../support/eventually';
+import { request } from '../support/http';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestApp, TestApp } from '../support/test-app';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** A token of its own per test, so no two tests (nor two CI runs sharing Redis) share a budget. */
+const freshToken = () => randomBytes(16).toString('hex');
+
+/** A public route that is rate limited, as one a team might add: counted by client address. */
+@Controller('test-public')
+class PublicTestController {
+  @Get()
+  @Public()
+  ping(): { ok: boolean } {
+    return { ok: true };
+  }
+}
+
+/** The statuses of `count` requests, one after another. */
+async function statuses(count: number, send: (index: number) => Promise<{ status: number }>): Promise<number[]> {
+  const seen: number[] = [];
+  for (let index = 0; index < count; index++) seen.push((await send(index)).status);
+  return seen;
+}
+
+const countOf = (seen: number[], status: number) => seen.filter((s) => s === status).length;
+
+describe('rate limit (e2e)', () => {
+  describe('in one instance', () => {
+    const token = freshToken();
+    const other = freshToken();
+    let server: TestApp;
+    beforeAll(
+      async () =>
+        (server = await createTestApp({ RATE_LIMIT_PER_MINUTE: '3', AUTH_TOKENS: `${token},${other}` }, undefined, [
+          PublicTestController,
+        ])),
+    );
+    afterAll(() => server.destroy());
+
+    it('should give a token one budget however its Authorization header is spelled, across operations', async () => {
+      const spellings = [
+        `Bearer ${token}`,
+        `bearer ${token}`,
+        `BEARER ${token}`,
+        `Bearer   ${token}`,
+        `bEaReR ${token}`,
+      ];
+      const seen = await statuses(21, (index) => {
+        const auth = spellings[index % spellings.length];
+        if (index % 4 === 0) return request(`${server.url}/plants`, { body: { id: index, name: 'spelled' }, auth });
+        if (index % 4 === 1) return request(`${server.url}/plants?limit=1`, { method: 'GET', auth });
+        if (index % 4 === 2) return request(`${server.url}/plants/${index}`, { method: 'GET', auth });
+        return request(`${server.url}/plants/${index}`, { method: 'DELETE', auth });
+      });
+      expect(countOf(seen, 429)).toBe(18);
+      expect(seen.slice(0, 3).every((status) => status !== 429)).toBe(true);
+    });
+
+    it('should answer 429 with Retry-After and the Error body past the limit', async () => {
+      const limited = await request(`${server.url}/plants`, { body: { id: 1, name: 'x' }, auth: `Bearer ${token}` });
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({
+        error: 429,
+        message: 'Rate limit exceeded: at most 3 requests per minute per token',
+      });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+
+    it('should count only verified principals: bad credentials are 401, and each token has its own budget', async () => {
+      // Were the limit checked before authentication, these would count under the client address…
+      const refused = await statuses(5, () =>
+        request(`${server.url}/plants`, { body: { id: 1, name: 'x' }, auth: 'Bearer not-a-token' }),
+      );
+      expect(refused).toEqual([401, 401, 401, 401, 401]);
+      const missing = await statuses(2, () =>
+        request(`${server.url}/plants`, { body: { id: 1, name: 'x' }, auth: false }),
+      );
+      expect(missing).toEqual([401, 401]);
+      // …and the second token, from the same address, would find the budget spent.
+      const second = await statuses(4, (index) =>
+        request(`${server.url}/plants`, { body: { id: 100 + index, name: 'second' }, auth: `Bearer ${other}` }),
+      );
+      expect(second).toEqual([200, 200, 200, 429]);
+    });
+
+    it('should never limit health, readiness or metrics', async () => {
+      for (const path of ['/health/live', '/health/ready', '/metrics']) {
+        const seen = await statuses(6, () =>
+          request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${token}` }),
+        );
+        expect(seen).toEqual([200, 200, 200, 200, 200, 200]);
+      }
+    });
+
+    it('should limit a public route by client address, and ignore X-Forwarded-For without TRUST_PROXY', async () => {
+      const seen = await statuses(4, (index) =>
+        request(`${server.url}/test-public`, {
+          method: 'GET',
+          auth: false,
+          headers: { 'x-forwarded-for': `203.0.113.${index + 1}` },
+        }),
+      );
+      expect(seen).toEqual([200, 200, 200, 429]);
+    });
+  });
+
+  describe('behind a trusted proxy (TRUST_PROXY)', () => {
+    let server: TestApp;
+    beforeAll(
+      async () =>
+        (server = await createTestApp({ RATE_LIMIT_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1/8' }, undefined, [
+          PublicTestController,
+        ])),
+    );
+    afterAll(() => server.destroy());
+
+    it('should count each forwarded client address on its own', async () => {
+      const from = (address: string) =>
+        request(`${server.url}/test-public`, { method: 'GET', auth: false, headers: { 'x-forwarded-for': address } });
+      expect((await from('198.51.100.1')).status).toBe(200);
+      expect((await from('198.51.100.1')).status).toBe(429);
+      expect((await from('198.51.100.2')).status).toBe(200);
+    });
+  });
+
+  describe('with REDIS_URL: two instances share one budget', () => {
+    const token = freshToken();
+    let servers: TestApp[];
+    beforeAll(async () => {
+      const env = { RATE_LIMIT_PER_MINUTE: '4', AUTH_TOKENS: token, REDIS_URL };
+      servers = [await createTestApp(env), await createTestApp(env)];
+    });
+    afterAll(async () => {
+      await Promise.all(servers.map((server) => server.destroy()));
+      await deleteCounters(token);
+    });
+
+    it('should refuse the fifth request in a minute, whichever instance takes it', async () => {
+      const seen = await statuses(8, (index) =>
+        request(`${servers[index % 2].url}/plants`, { body: { id: index, name: 'shared' }, auth: `Bearer ${token}` }),
+      );
+      expect(seen).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
+    });
+  });
+
+  describe('with REDIS_URL, when Redis goes away', () => {
+    const token = freshToken();
+    const proxy = new TcpProxy('127.0.0.1', 6379);
+    let server: TestApp;
+    const create = (id: number) =>
+      request(`${server.url}/plants`, { body: { id, name: 'redis-down' }, auth: `Bearer ${token}` });
+    beforeAll(async () => {
+      await proxy.start();
+      server = await createTestApp({
+        RATE_LIMIT_PER_MINUTE: '2',
+        AUTH_TOKENS: token,
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      });
+    });
+    afterAll(async () => {
+      await server.destroy();
+      await proxy.cut();
+      await deleteCounters(token);
+    });
+
+    it('should count in the instance instead: never a 500, a warning, a metric, and Redis again once back', async () => {
+      expect(await statuses(1, create)).toEqual([200]);
+      await proxy.cut();
+      // Counted in the process from here: a fresh budget of 2, then 429s, never an error.
+      expect(await statuses(3, (index) => create(10 + index))).toEqual([200, 200, 429]);
+      expect(server.logs.join('\n')).toMatch(/Redis is unreachable \(.+\): rate limits are counted per instance/);
+      expect(server.logs.join('\n')).not.toContain(String(proxy.port) + '/');
+      const metrics = await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${token}` });
+      expect(Number(/^plant_store_rate_limit_fallbacks_total (\d+)$/m.exec(metrics.text)?.[1])).toBeGreaterThanOrEqual(
+        3,
+      );
+      expect((await request(`${server.url}/health/ready`, { method: 'GET', auth: false })).status).toBe(200);
+
+      await proxy.start();
+      await eventually(() => server.logs.join('\n').includes('Redis is reachable again'));
+      // Redis kept the first request: one more fits, then the shared budget is spent.
+      expect(await statuses(2, (index) => create(20 + index))).toEqual([200, 429]);
+    });
+
+    it('should answer within the command timeout while Redis hangs', async () => {
+      await deleteCounters(token);
+      proxy.freeze();
+      try {
+        const started = Date.now();
+        const answer = await create(30);
+        expect([200, 429]).toContain(answer.status);
+        // Bounded by the 500 ms command timeout, not by Redis: generous for a loaded machine.
+        expect(Date.now() - started).toBeLessThan(5000);
+      } finally {
+        proxy.thaw();
+      }
+    });
+  });
+});
+
+/** Removes a token's counters from the shared Redis: tests leave no state behind. */
+async function deleteCounters(token: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const principal = `token:${createHash('sha256').update(token).digest('base64url')}`;
+    const keys = await redis.keys(`*${principal}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
