@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Controller, Get } from '@nestjs/common';
 import Redis from 'ioredis';
+import { exportSPKI, generateKeyPair, KeyLike, SignJWT } from 'jose';
 import { Public } from '../../src/auth/public.decorator';
 import { eventually } from '../support/eventually';
 import { request } from '../support/http';
@@ -108,6 +109,41 @@ describe('rate limit (e2e)', () => {
         }),
       );
       expect(seen).toEqual([200, 200, 200, 429]);
+    });
+  });
+
+  describe('with JWTs', () => {
+    let server: TestApp;
+    let key: KeyLike;
+    const sign = (sub: string, jti: string) =>
+      new SignJWT({ sub, jti })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer('https://idp.test/')
+        .setAudience('plant-store')
+        .setExpirationTime('5m')
+        .sign(key);
+    beforeAll(async () => {
+      const pair = await generateKeyPair('ES256');
+      key = pair.privateKey;
+      server = await createTestApp({
+        RATE_LIMIT_PER_MINUTE: '2',
+        AUTH_JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
+        AUTH_JWT_ISSUER: 'https://idp.test/',
+        AUTH_JWT_AUDIENCE: 'plant-store',
+      });
+    });
+    afterAll(() => server.destroy());
+
+    it('should give each subject one budget, whichever of its tokens is presented', async () => {
+      const seen = await statuses(3, async (index) =>
+        request(`${server.url}/plants?limit=1`, { method: 'GET', auth: `Bearer ${await sign('alice', `a${index}`)}` }),
+      );
+      expect(seen).toEqual([200, 200, 429]);
+      const bob = await request(`${server.url}/plants?limit=1`, {
+        method: 'GET',
+        auth: `Bearer ${await sign('bob', 'b')}`,
+      });
+      expect(bob.status).toBe(200);
     });
   });
 
