@@ -7,7 +7,8 @@ import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig, TrustProxy } from './config/app-config';
 import { parseJsonBody } from './http/json-body.parser';
-import { addSecurityHeaders } from './http/security-headers';
+import { addSecurityHeaders, apiSecurityHeaders } from './http/security-headers';
+import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
 import { MetricsService } from './metrics/metrics.service';
@@ -34,6 +35,12 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
     requestTimeout: config.timeouts.requestMs,
     // While closing, requests on open connections are still served; new connections are refused.
     return503OnClosing: false,
+    // Node checks REQUEST_TIMEOUT_MS every this often (its default, 30 s, would let a stalled body sit 30 s longer).
+    http: { connectionsCheckingInterval: Math.min(1000, config.timeouts.requestMs), maxHeaderSize: MAX_HEADER_BYTES },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // What Node or Fastify's router answer before Nest sees a request: in the Error shape too.
+    clientErrorHandler: clientErrorHandler(config.timeouts.requestMs),
+    frameworkErrors: frameworkErrors(apiSecurityHeaders()),
   });
 }
 
@@ -52,8 +59,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   const config = app.get(AppConfig);
   const verifier = app.get(AccessTokenVerifier);
   const fastify = app.getHttpAdapter().getInstance();
-  // Node must wait for headers longer than it keeps idle connections, or a reused connection can race.
-  app.getHttpServer().headersTimeout = config.timeouts.keepAliveMs + 1000;
+  // Headers, like the whole request, within REQUEST_TIMEOUT_MS. Node counts both from the start of each
+  // request, not from when a kept-alive connection went idle, so this cannot race the keep-alive
+  // timeout; and a headers timeout above the request timeout turns the request timeout off (a
+  // stalled body then held its connection until the client gave up: found by the 408 test).
+  app.getHttpServer().headersTimeout = config.timeouts.requestMs;
 
   logRequests(fastify, app.get<Logger>(PINO_LOGGER));
   fastify.addHook('onRequest', (request, reply, done) => {

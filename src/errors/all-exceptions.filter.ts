@@ -11,6 +11,8 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { ErrorDto } from './error.dto';
+import { isClientAbort } from './connection-errors';
+import { IncomingMessage } from 'node:http';
 
 const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 
@@ -30,10 +32,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<{ id?: string; raw?: IncomingMessage }>();
+    if (isClientAbort(exception, request)) {
+      // The client went away mid-body: nothing was done, and there is no one to answer.
+      this.logger.log(`Request ${request.id ?? '(no id)'} aborted by the client before its body was read`);
+      return;
+    }
     const body = this.toErrorBody(exception);
     if (body.error === HttpStatus.INTERNAL_SERVER_ERROR) {
-      const { id } = host.switchToHttp().getRequest<{ id?: string }>();
-      this.logger.error(`Request ${id ?? '(no id)'} failed: ${describeError(exception)}`);
+      this.logger.error(`Request ${request.id ?? '(no id)'} failed: ${describeError(exception)}`);
     }
     const { httpAdapter } = this.adapterHost;
     const reply = host.switchToHttp().getResponse<unknown>();

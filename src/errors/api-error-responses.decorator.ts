@@ -7,6 +7,9 @@ const EXAMPLE_MESSAGES: Record<number, string> = {
   400: 'id must be an integer in the int64 range; name is required',
   401: 'Bearer token is invalid or expired',
   404: 'No plant with id 10',
+  408: 'The request was not received completely within 30000 ms',
+  414: 'A path parameter is longer than 100 characters',
+  431: 'Request line and headers are larger than the limit of 16384 bytes',
   409: 'A plant with id 10 already exists with a different name or tag',
   413: 'Request body is larger than the limit of 1048576 bytes',
   415: 'Content-Type must be application/json',
@@ -30,6 +33,15 @@ const HEADERS: Record<number, ApiResponseOptions['headers']> = {
     },
   },
 };
+
+/**
+ * What Node answers before any route is chosen, so every operation can get them: the connection is
+ * closed after each.
+ */
+export const CONNECTION_ERRORS = {
+  408: 'The request line, headers and body did not all arrive within REQUEST_TIMEOUT_MS (30 s by default).',
+  431: 'The request line and headers together are larger than 16 KiB.',
+} as const;
 
 /**
  * Documents each failure status of a route with the shared `Error` body and an example of it:

@@ -35,12 +35,16 @@ const apiHeaders = helmet({
  */
 export function addSecurityHeaders(fastify: FastifyInstance, docsPath: string): void {
   const docs = headersSetBy(docsHeaders);
-  // helmet has no Cache-Control; no-store keeps plants, errors and health answers out of every cache.
-  const api = Object.freeze({ ...headersSetBy(apiHeaders), 'cache-control': 'no-store' });
+  const api = apiSecurityHeaders();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.headers(request.routeOptions.url?.startsWith(docsPath) ? docs : api);
     done();
   });
+}
+
+/** The headers of every API answer. helmet has no Cache-Control; no-store keeps plants, errors and health answers out of every cache. */
+export function apiSecurityHeaders(): Readonly<Record<string, string>> {
+  return Object.freeze({ ...headersSetBy(apiHeaders), 'cache-control': 'no-store' });
 }
 
 /** Runs a helmet middleware once against a response that only records the headers set on it. */

@@ -10,7 +10,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
-import { ApiErrorResponses } from '../errors/api-error-responses.decorator';
+import { ApiErrorResponses, CONNECTION_ERRORS } from '../errors/api-error-responses.decorator';
 import { ParseInt64Pipe } from '../http/parse-int64.pipe';
 import { ListPlantsQueryDto } from './dto/list-plants-query.dto';
 import { NEW_PLANT_SERIALIZATION } from './dto/new-plant.serialization';
@@ -19,6 +19,7 @@ import { PlantDto, toPlantDto } from './dto/plant.dto';
 import { Plant } from './plant';
 import { PlantsService } from './plants.service';
 
+const ID_TOO_LONG = 'The id in the path is longer than 100 characters (an int64 has at most 20).';
 const UNAUTHORIZED = 'No bearer token, a malformed Authorization header, or an unknown token.';
 const RATE_LIMITED = 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).';
 const INTERNAL = 'An unexpected failure; the details are in the service log.';
@@ -49,6 +50,7 @@ export class PlantsController {
   @ApiErrorResponses({
     400: 'The body is missing, is not JSON, or is not a valid NewPlant.',
     401: UNAUTHORIZED,
+    ...CONNECTION_ERRORS,
     409: 'The id is already stored with a different name or tag; nothing was changed.',
     413: 'The body is larger than the configured limit (BODY_LIMIT, 1 MiB by default).',
     415: 'The body is not application/json.',
@@ -86,6 +88,7 @@ export class PlantsController {
   @ApiErrorResponses({
     400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'],
     401: UNAUTHORIZED,
+    ...CONNECTION_ERRORS,
     429: RATE_LIMITED,
     500: INTERNAL,
     503: READ_UNAVAILABLE,
@@ -107,6 +110,8 @@ export class PlantsController {
     400: BAD_ID,
     401: UNAUTHORIZED,
     404: NO_SUCH_PLANT,
+    ...CONNECTION_ERRORS,
+    414: ID_TOO_LONG,
     429: RATE_LIMITED,
     500: INTERNAL,
     503: READ_UNAVAILABLE,
@@ -127,6 +132,8 @@ export class PlantsController {
     400: BAD_ID,
     401: UNAUTHORIZED,
     404: NO_SUCH_PLANT,
+    ...CONNECTION_ERRORS,
+    414: ID_TOO_LONG,
     413: 'A body was sent (none is needed, and one is ignored) and it is larger than BODY_LIMIT.',
     415: 'A body was sent (none is needed, and one is ignored) and it is not application/json.',
     429: RATE_LIMITED,

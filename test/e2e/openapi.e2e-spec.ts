@@ -71,16 +71,43 @@ describe('OpenAPI document (e2e)', () => {
 
     it('should declare the read and delete operations with every status they can answer', () => {
       const statuses = (path: string, method: string) => Object.keys(served.paths[path][method].responses).sort();
-      expect(statuses('/plants', 'get')).toEqual(['200', '400', '401', '429', '500', '503']);
-      expect(statuses('/plants/{id}', 'get')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
+      expect(statuses('/plants', 'get')).toEqual(['200', '400', '401', '408', '429', '431', '500', '503']);
+      expect(statuses('/plants', 'post')).toEqual([
+        '200',
+        '400',
+        '401',
+        '408',
+        '409',
+        '413',
+        '415',
+        '429',
+        '431',
+        '500',
+        '503',
+      ]);
+      expect(statuses('/plants/{id}', 'get')).toEqual([
+        '200',
+        '400',
+        '401',
+        '404',
+        '408',
+        '414',
+        '429',
+        '431',
+        '500',
+        '503',
+      ]);
       expect(statuses('/plants/{id}', 'delete')).toEqual([
         '204',
         '400',
         '401',
         '404',
+        '408',
         '413',
+        '414',
         '415',
         '429',
+        '431',
         '500',
         '503',
       ]);

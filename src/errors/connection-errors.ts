@@ -1,0 +1,90 @@
+import { STATUS_CODES } from 'node:http';
+import { Socket } from 'node:net';
+import { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorDto } from './error.dto';
+
+/** Node's limit on the request line and headers together (`http.maxHeaderSize`); the service keeps it. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/** Fastify's limit on one path parameter; an int64 id needs 20 characters. */
+export const MAX_PARAM_LENGTH = 100;
+
+/** Headers every Error body carries, also those written on a bare socket. */
+const ERROR_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
+
+/**
+ * Fastify's `clientErrorHandler`: what Node could not parse as a request (so neither Fastify nor
+ * Nest ever sees one) is answered on the socket as an Error body, then the connection is closed:
+ * 431 for a request line and headers past the limit, 408 for a request not received within
+ * REQUEST_TIMEOUT_MS, 400 for anything else malformed. A reset connection gets nothing.
+ */
+export function clientErrorHandler(requestTimeoutMs: number): (error: NodeJS.ErrnoException, socket: Socket) => void {
+  return (error, socket) => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const body = connectionErrorBody(error.code, requestTimeoutMs);
+    if (socket.writable) {
+      const json = JSON.stringify(body);
+      const headers = Object.entries({
+        ...ERROR_HEADERS,
+        'content-length': Buffer.byteLength(json),
+        connection: 'close',
+      })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.write(`HTTP/1.1 ${body.error} ${STATUS_CODES[body.error]}\r\n${headers}\r\n${json}`);
+    }
+    socket.destroy();
+  };
+}
+
+function connectionErrorBody(code: string | undefined, requestTimeoutMs: number): ErrorDto {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { error: 431, message: `Request line and headers are larger than the limit of ${MAX_HEADER_BYTES} bytes` };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { error: 408, message: `The request was not received completely within ${requestTimeoutMs} ms` };
+    default:
+      return { error: 400, message: 'Malformed HTTP request' };
+  }
+}
+
+/**
+ * Fastify's `frameworkErrors`: the errors its router raises before a route, hence Nest, is chosen.
+ * They get the Error body and the API's headers like any other answer.
+ */
+export function frameworkErrors(
+  apiHeaders: Readonly<Record<string, string>>,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    const body = frameworkErrorBody(error.code);
+    void reply
+      .code(body.error)
+      .headers(apiHeaders)
+      .headers(ERROR_HEADERS)
+      .header('x-request-id', request.id)
+      .send(JSON.stringify(body));
+  };
+}
+
+function frameworkErrorBody(code: string): ErrorDto {
+  switch (code) {
+    case 'FST_ERR_BAD_URL':
+      return { error: 400, message: 'The request URL is malformed (invalid percent-encoding)' };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { error: 414, message: `A path parameter is longer than ${MAX_PARAM_LENGTH} characters` };
+    default:
+      return { error: 500, message: 'Internal server error' };
+  }
+}
+
+/**
+ * True when the client closed the connection before its request was read: Node's `aborted` error,
+ * or any error of a request Node marked aborted. There is no one left to answer.
+ */
+export function isClientAbort(error: unknown, request: { raw?: { aborted?: boolean } }): boolean {
+  const { code, message } = (error ?? {}) as NodeJS.ErrnoException;
+  return (code === 'ECONNRESET' && message === 'aborted') || request.raw?.aborted === true;
+}
