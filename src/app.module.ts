@@ -7,7 +7,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
-import { RequestValidationPipe } from './http/request-validation.pipe';
+import { RequestValidationPipe } from './validation/request-validation.pipe';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';

@@ -10,6 +10,9 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { loadConfig } from '../config/load-config';
 import { StorageError } from '../database/storage.error';
+import { StorageTimeoutError } from '../database/storage-timeout.error';
+import { StorageUnavailableError } from '../database/storage-unavailable.error';
+import { MetricsService } from '../metrics/metrics.service';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 
 const JSON_TYPE = { 'Content-Type': 'application/json; charset=utf-8' };
@@ -20,20 +23,27 @@ interface Sent {
   headers: Record<string, string>;
 }
 
-function setup() {
+function setup(routeConfig: object = {}) {
   const sent: Sent = { headers: {} };
+  const metrics = new MetricsService();
   const httpAdapter = {
     reply: (_reply: unknown, body: unknown, status: number) => Object.assign(sent, { body, status }),
     setHeader: (_reply: unknown, name: string, value: string) => (sent.headers[name] = value),
   };
   const host = {
-    switchToHttp: () => ({ getResponse: () => ({}), getRequest: () => ({ id: 'req-42' }) }),
+    switchToHttp: () => ({
+      getResponse: () => ({}),
+      getRequest: () => ({ id: 'req-42', routeOptions: { config: routeConfig } }),
+    }),
   } as unknown as ArgumentsHost;
   const filter = new AllExceptionsFilter(
     { httpAdapter } as unknown as HttpAdapterHost,
     loadConfig({ BODY_LIMIT: '2048' }),
+    metrics,
   );
-  return { filter, host, sent };
+  const counted = async (kind: string) =>
+    (await metrics.databaseErrors.get()).values.find((value) => value.labels.kind === kind)?.value ?? 0;
+  return { filter, host, sent, counted };
 }
 
 describe('AllExceptionsFilter', () => {
@@ -74,8 +84,46 @@ describe('AllExceptionsFilter', () => {
     expect(logged).not.toHaveBeenCalled();
   });
 
-  it('should answer an unexpected error with a generic 500 and log its detail and cause', () => {
-    const { filter, host, sent } = setup();
+  describe('when the store is away', () => {
+    const ROUTE_WORDS = { storageUnavailable: { timeout: 'route: may or may not', unavailable: 'route: not done' } };
+
+    it.each<[string, Error, object, string, string]>([
+      [
+        'unreachable',
+        new StorageUnavailableError('down', { cause: null }),
+        ROUTE_WORDS,
+        'route: not done',
+        'unavailable',
+      ],
+      ['too slow', new StorageTimeoutError('slow', { cause: null }), ROUTE_WORDS, 'route: may or may not', 'timeout'],
+      [
+        'unreachable, on a route without its own words',
+        new StorageUnavailableError('down', { cause: null }),
+        {},
+        'The database is unavailable; retry shortly',
+        'unavailable',
+      ],
+      [
+        'too slow, on a route without its own words',
+        new StorageTimeoutError('slow', { cause: null }),
+        {},
+        'The database did not answer in time; retry shortly',
+        'timeout',
+      ],
+    ])(
+      'should answer a store that is %s with a 503 in the words of the route, and count it',
+      async (_case, error, config, message, kind) => {
+        const { filter, host, sent, counted } = setup(config);
+        filter.catch(error, host);
+        expect(sent).toEqual({ status: 503, body: { error: 503, message }, headers: JSON_TYPE });
+        expect(await counted(kind)).toBe(1);
+        expect(logged).not.toHaveBeenCalled();
+      },
+    );
+  });
+
+  it('should answer an unexpected error with a generic 500 and log its detail and cause', async () => {
+    const { filter, host, sent, counted } = setup();
     const cause = new Error('SQLITE_IOERR: disk I/O error at /var/lib/secret/path.db');
     filter.catch(new StorageError('SQLite failed to store a plant', { cause }), host);
     expect(sent.body).toEqual({ error: 500, message: 'Internal server error' });
@@ -83,6 +131,7 @@ describe('AllExceptionsFilter', () => {
     expect(logged).toHaveBeenCalledTimes(1);
     expect(String(logged.mock.calls[0][0])).toContain('SQLITE_IOERR: disk I/O error');
     expect(String(logged.mock.calls[0][0])).toMatch(/^Request req-42 failed: StorageError: SQLite failed/);
+    expect(await counted('failure')).toBe(1);
   });
 
   it('should not pass the message of a thrown 5xx HttpException to the client', () => {

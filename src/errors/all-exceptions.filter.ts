@@ -12,6 +12,11 @@ import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { ErrorDto } from './error.dto';
 import { isClientAbort } from './connection-errors';
+import { MetricsService } from '../metrics/metrics.service';
+import { StorageError } from '../database/storage.error';
+import { StorageTimeoutError } from '../database/storage-timeout.error';
+import { StorageUnavailableError } from '../database/storage-unavailable.error';
+import { DEFAULT_STORAGE_UNAVAILABLE, StorageUnavailableRouteConfig } from './storage-unavailable.decorator';
 import { IncomingMessage } from 'node:http';
 
 const INTERNAL_ERROR_MESSAGE = 'Internal server error';
@@ -19,7 +24,8 @@ const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 /**
  * The one place that builds error bodies: every failure, whether thrown by a handler, a guard or
  * a pipe, or raised by Fastify (body errors, unknown route), leaves as `{ error, message }` with
- * `error` equal to the HTTP status. Unexpected errors are logged with their stack and answered
+ * `error` equal to the HTTP status. A store that is away (unreachable, or too slow) is a 503 in the
+ * words of the route. Unexpected errors are logged with their stack and answered
  * with a generic 500, so no internals reach the client.
  */
 @Catch()
@@ -29,16 +35,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const request = host.switchToHttp().getRequest<{ id?: string; raw?: IncomingMessage }>();
+    const request = host.switchToHttp().getRequest<FilteredRequest>();
     if (isClientAbort(exception, request)) {
       // The client went away mid-body: nothing was done, and there is no one to answer.
       this.logger.log(`Request ${request.id ?? '(no id)'} aborted by the client before its body was read`);
       return;
     }
-    const body = this.toErrorBody(exception);
+    const body = this.storageFailureBody(exception, request) ?? this.toErrorBody(exception);
     if (body.error === HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(`Request ${request.id ?? '(no id)'} failed: ${describeError(exception)}`);
     }
@@ -51,6 +58,23 @@ export class AllExceptionsFilter implements ExceptionFilter {
     // A handler may have set another type (text/plain for /metrics) before it failed.
     httpAdapter.setHeader(reply, 'Content-Type', 'application/json; charset=utf-8');
     httpAdapter.reply(reply, body, body.error);
+  }
+
+  /**
+   * A store that is away is a 503 in the words of the route (`@WhenStorageUnavailable`); each storage
+   * failure is counted by kind. Undefined for anything else.
+   */
+  private storageFailureBody(exception: unknown, request: FilteredRequest): ErrorDto | undefined {
+    if (exception instanceof StorageError) {
+      this.metrics.databaseErrors.inc({ kind: 'failure' });
+      return undefined;
+    }
+    if (!(exception instanceof StorageUnavailableError)) return undefined;
+    const timedOut = exception instanceof StorageTimeoutError;
+    this.metrics.databaseErrors.inc({ kind: timedOut ? 'timeout' : 'unavailable' });
+    const config = request.routeOptions?.config as StorageUnavailableRouteConfig | undefined;
+    const messages = config?.storageUnavailable ?? DEFAULT_STORAGE_UNAVAILABLE;
+    return { error: HttpStatus.SERVICE_UNAVAILABLE, message: timedOut ? messages.timeout : messages.unavailable };
   }
 
   private toErrorBody(exception: unknown): ErrorDto {
@@ -72,6 +96,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
           : { error: status, message: messageOf(exception) };
     }
   }
+}
+
+/** What the filter reads of a request: its id for the log, its route's config, whether it was aborted. */
+interface FilteredRequest {
+  id?: string;
+  raw?: IncomingMessage;
+  routeOptions?: { config?: unknown };
 }
 
 /** The stack of an unexpected error and of each error in its `cause` chain, for the log. */

@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import { Logger } from 'pino';
-import { routeTemplateOf } from '../http/route-template';
+import { routeTemplateOf } from '../platform/route-template';
 
 /**
  * One line per answered request: its id, method, URL, route template, status and time in ms.

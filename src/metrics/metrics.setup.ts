@@ -1,7 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { FastifyInstance } from 'fastify';
 import { AppConfig } from '../config/app-config';
-import { routeTemplateOf } from '../http/route-template';
+import { routeTemplateOf } from '../platform/route-template';
 import { MetricsService } from './metrics.service';
 
 /**

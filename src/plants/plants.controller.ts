@@ -11,7 +11,8 @@ import {
 } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiErrorResponses, CONNECTION_ERRORS } from '../errors/api-error-responses.decorator';
-import { ParseInt64Pipe } from '../http/parse-int64.pipe';
+import { StorageUnavailableMessages, WhenStorageUnavailable } from '../errors/storage-unavailable.decorator';
+import { ParseInt64Pipe } from '../validation/parse-int64.pipe';
 import { ListPlantsQueryDto } from './dto/list-plants-query.dto';
 import { NEW_PLANT_SERIALIZATION } from './dto/new-plant.serialization';
 import { NewPlantDto } from './dto/new-plant.dto';
@@ -19,6 +20,16 @@ import { PlantDto, toPlantDto } from './dto/plant.dto';
 import { Plant } from './plant';
 import { PlantsService } from './plants.service';
 
+const CREATE_UNAVAILABLE: StorageUnavailableMessages = {
+  timeout:
+    'The database did not answer in time; the plant may or may not be stored: send the same request again (a replay is safe)',
+  unavailable: 'The database is unavailable; the plant was not stored, retry shortly',
+};
+const DELETE_UNAVAILABLE: StorageUnavailableMessages = {
+  timeout:
+    'The database did not answer in time; the plant may or may not be deleted: send the same request again (404 then means it was)',
+  unavailable: 'The database is unavailable; the plant was not deleted, retry shortly',
+};
 const ID_TOO_LONG = 'The id in the path is longer than 100 characters (an int64 has at most 20).';
 const UNAUTHORIZED = 'No bearer token, a malformed Authorization header, or an unknown token.';
 const RATE_LIMITED = 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).';
@@ -60,6 +71,7 @@ export class PlantsController {
       'The database is unreachable (the plant was not stored) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
       '(it may have been). Either way, send the same request again after a short wait: a replay is safe.',
   })
+  @WhenStorageUnavailable(CREATE_UNAVAILABLE)
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create(newPlant));
   }
@@ -142,6 +154,7 @@ export class PlantsController {
       'The database is unreachable (nothing was deleted) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
       '(it may have been deleted). Send the same request again: a 404 then means it was.',
   })
+  @WhenStorageUnavailable(DELETE_UNAVAILABLE)
   async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
     await this.plants.delete(id);
   }

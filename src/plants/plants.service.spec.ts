@@ -1,4 +1,4 @@
-import { ConflictException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { ConflictException, NotFoundException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
@@ -50,28 +50,14 @@ describe('PlantsService', () => {
       await expect(result).rejects.toThrow('A plant with id 7 already exists with a different name or tag');
     });
 
-    it('should turn an unreachable store into a 503 and count it', async () => {
-      repository.create.mockRejectedValue(new StorageUnavailableError('PostgreSQL is unavailable', { cause: null }));
-      await expect(service.create({ id: 1n, name: 'x' })).rejects.toThrow(ServiceUnavailableException);
-      expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(1);
-    });
-
-    it('should turn a store that did not answer in time into a 503 that does not say "not stored", and count it', async () => {
-      repository.create.mockRejectedValue(
-        new StorageTimeoutError('PostgreSQL did not answer within 5 ms', { cause: null }),
-      );
-      const result = service.create({ id: 1n, name: 'x' });
-      await expect(result).rejects.toThrow(ServiceUnavailableException);
-      await expect(result).rejects.toThrow(/may or may not be stored/);
-      expect(await counted('plant_store_database_errors_total', { kind: 'timeout' })).toBe(1);
-      expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(0);
-    });
-
-    it('should let other storage failures through for the filter to answer 500, and count them', async () => {
-      const failure = new StorageError('SQLite failed to store a plant', { cause: new Error('disk I/O error') });
+    it.each([
+      new StorageUnavailableError('PostgreSQL is unavailable', { cause: null }),
+      new StorageTimeoutError('PostgreSQL did not answer within 5 ms', { cause: null }),
+      new StorageError('SQLite failed to store a plant', { cause: new Error('disk I/O error') }),
+    ])('should let %s through unchanged, for the exception filter to answer', async (failure) => {
       repository.create.mockRejectedValue(failure);
       await expect(service.create({ id: 1n, name: 'x' })).rejects.toBe(failure);
-      expect(await counted('plant_store_database_errors_total', { kind: 'failure' })).toBe(1);
+      expect(await counted('plant_store_plants_total', { outcome: 'created' })).toBe(0);
     });
   });
 
@@ -97,14 +83,6 @@ describe('PlantsService', () => {
       repository.list.mockResolvedValue([]);
       await expect(service.list({ limit: 100 })).resolves.toEqual({ plants: [] });
     });
-
-    it('should turn a store that did not answer into a 503 without a word about storing', async () => {
-      repository.list.mockRejectedValue(new StorageTimeoutError('slow', { cause: null }));
-      await expect(service.list({ limit: 1 })).rejects.toThrow(
-        new ServiceUnavailableException('The database did not answer in time; retry shortly'),
-      );
-      expect(await counted('plant_store_database_errors_total', { kind: 'timeout' })).toBe(1);
-    });
   });
 
   describe('get', () => {
@@ -120,14 +98,6 @@ describe('PlantsService', () => {
         new NotFoundException('No plant with id 9007199254740993'),
       );
     });
-
-    it('should turn an unreachable store into a 503 and count it', async () => {
-      repository.get.mockRejectedValue(new StorageUnavailableError('down', { cause: null }));
-      await expect(service.get(1n)).rejects.toThrow(
-        new ServiceUnavailableException('The database is unavailable; retry shortly'),
-      );
-      expect(await counted('plant_store_database_errors_total', { kind: 'unavailable' })).toBe(1);
-    });
   });
 
   describe('delete', () => {
@@ -142,16 +112,10 @@ describe('PlantsService', () => {
       await expect(service.delete(7n)).rejects.toThrow(new NotFoundException('No plant with id 7'));
     });
 
-    it('should say after a timeout that the plant may or may not be deleted', async () => {
-      repository.delete.mockRejectedValue(new StorageTimeoutError('slow', { cause: null }));
-      await expect(service.delete(7n)).rejects.toThrow(/may or may not be deleted/);
-    });
-
     it('should let other storage failures through for the filter to answer 500', async () => {
       const failure = new StorageError('SQLite failed to delete a plant', { cause: null });
       repository.delete.mockRejectedValue(failure);
       await expect(service.delete(7n)).rejects.toBe(failure);
-      expect(await counted('plant_store_database_errors_total', { kind: 'failure' })).toBe(1);
     });
   });
 });

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { parseDecimalInt64 } from '../../http/parse-int64.pipe';
+import { parseDecimalInt64 } from '../../validation/parse-int64.pipe';
 import { IsInt64 } from './is-int64.decorator';
 
 export const DEFAULT_PAGE_LIMIT = 100;

@@ -32,8 +32,8 @@ export class RequestValidationPipe extends ValidationPipe {
       throw withoutStack(() => new BadRequestException('Request body is required: send a JSON object'));
     }
     const compiled = metadata.metatype && this.toValidate(metadata) ? this.compiledFor(metadata.metatype) : undefined;
-    if (compiled === undefined || !isFlatObject(value)) return super.transform(value, metadata);
-    const result = compiled(value);
+    const result = compiled !== undefined && isFlatObject(value) ? compiled(value) : undefined;
+    if (result === undefined) return super.transform(value, metadata);
     if ('messages' in result) {
       throw withoutStack(() => new BadRequestException(result.messages.join('; ')));
     }
@@ -70,6 +70,17 @@ function isFlatObject(value: unknown): value is Record<string, unknown> {
   return true;
 }
 
-function messagesOf(errors: ValidationError[]): string[] {
-  return errors.flatMap((error) => [...Object.values(error.constraints ?? {}), ...messagesOf(error.children ?? [])]);
+/**
+ * Each violation's message, prefixed with the path of the property it is about when that property
+ * is nested (`address.city must be a string`, `items.0.name must be a string`): class-validator
+ * words a nested rule's message with the leaf's name alone.
+ */
+function messagesOf(errors: ValidationError[], parentPath = ''): string[] {
+  return errors.flatMap((error) => {
+    const own = Object.values(error.constraints ?? {}).map((message) =>
+      parentPath === '' ? message : `${parentPath}.${message}`,
+    );
+    const path = parentPath === '' ? error.property : `${parentPath}.${error.property}`;
+    return [...own, ...messagesOf(error.children ?? [], path)];
+  });
 }

@@ -5,11 +5,16 @@ import { getMetadataStorage, ValidationArguments, ValidationTypes } from 'class-
 import { ValidationUtils } from 'class-validator/cjs/validation/ValidationUtils';
 import { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 
-/** A DTO's rules as one function: the instance the pipe hands on, or the violation messages. */
-export type CompiledValidation = (plain: Record<string, unknown>) => { instance: object } | { messages: string[] };
+/**
+ * A DTO's rules as one function: the instance the pipe hands on, or the violation messages; or
+ * undefined when a rule answered with a promise, which only the stock pipe awaits.
+ */
+export type CompiledValidation = (
+  plain: Record<string, unknown>,
+) => { instance: object } | { messages: string[] } | undefined;
 
 interface Check {
-  validate: (value: unknown, args: ValidationArguments) => boolean;
+  validate: (value: unknown, args: ValidationArguments) => boolean | Promise<boolean>;
   message: (args: ValidationArguments) => string;
   metadata: ValidationMetadata;
 }
@@ -79,7 +84,7 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
         const built = new Map<string, string>();
         const check: Check = {
           metadata: rule,
-          validate: (value, args) => instance.validate(value, args) as boolean,
+          validate: (value, args) => instance.validate(value, args),
           message: (args) => {
             const template = rule.message || (instance.defaultMessage ? instance.defaultMessage(args) : '');
             if (typeof template !== 'string' || template.includes('$value')) {
@@ -100,8 +105,11 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
     plans.push(plan);
   }
 
+  const known = new Set(plans.map(({ name }) => name));
   return (plain) => {
     const instance = new metatype() as Record<string, unknown>;
+    // The stock whitelist strips what the constructor set on a property without rules; so does this.
+    for (const key of Object.keys(instance)) if (!known.has(key)) delete instance[key];
     for (const { name, transforms } of plans) {
       if (!Object.hasOwn(plain, name)) continue;
       let value = plain[name];
@@ -131,7 +139,10 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
           value,
           constraints: metadata.constraints,
         };
-        if (!validate(value, args)) {
+        const passed = validate(value, args);
+        // A constraint not declared async may still answer with a promise: the stock pipe awaits it.
+        if (isThenable(passed)) return undefined;
+        if (!passed) {
           (messages ??= []).push(message(args));
           break;
         }
@@ -139,4 +150,8 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
     }
     return messages ? { messages } : { instance };
   };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }

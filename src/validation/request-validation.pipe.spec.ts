@@ -1,0 +1,67 @@
+import { ArgumentMetadata, BadRequestException } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsInt, IsString, ValidateNested } from 'class-validator';
+import { RequestValidationPipe } from './request-validation.pipe';
+
+class Address {
+  @IsString({ message: 'city must be a string' })
+  city!: string;
+}
+
+class Item {
+  @IsString()
+  name!: string;
+
+  @IsInt()
+  count!: number;
+}
+
+class Order {
+  @ValidateNested()
+  @Type(() => Address)
+  address!: Address;
+
+  @ValidateNested({ each: true })
+  @Type(() => Item)
+  items!: Item[];
+}
+
+const ORDER: ArgumentMetadata = { type: 'body', metatype: Order, data: '' };
+
+async function messageFor(body: unknown): Promise<string> {
+  try {
+    await new RequestValidationPipe().transform(body, ORDER);
+  } catch (error) {
+    expect(error).toBeInstanceOf(BadRequestException);
+    return (error as Error).message;
+  }
+  throw new Error('the body was accepted');
+}
+
+describe('RequestValidationPipe messages for nested DTOs', () => {
+  it('should keep the path of a nested property', async () => {
+    const message = await messageFor({ address: { city: 5 }, items: [{ name: 'a', count: 1 }] });
+    expect(message).toBe('address.city must be a string');
+  });
+
+  it('should keep the index of an item in a list', async () => {
+    const message = await messageFor({
+      address: { city: 'Graz' },
+      items: [
+        { name: 'a', count: 1 },
+        { name: 7, count: 'x' },
+      ],
+    });
+    expect(message).toBe('items.1.name must be a string; items.1.count must be an integer number');
+  });
+
+  it.each([
+    ['a nested value that is not an object', { address: 'Graz', items: [] }],
+    ['a list that is not a list', { address: { city: 'Graz' }, items: 'none' }],
+    ['a list item that is not an object', { address: { city: 'Graz' }, items: [3] }],
+  ])('should word %s without "undefined" or a class name', async (_case, body) => {
+    const message = await messageFor(body);
+    expect(message).not.toMatch(/undefined|Order|Address|Item\b/);
+    expect(message).toMatch(/\b(address|items)\b/);
+  });
+});
