@@ -9,4 +9,5 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.transformer.js'] } }],
   },
   testTimeout: 30000,
+  reporters: ['default', '<rootDir>/test/support/skipped-postgres-reporter.js'],
 };

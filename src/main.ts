@@ -7,6 +7,8 @@ import { configureApp, createFastifyAdapter } from './app.setup';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { ConfigError } from './config/config.error';
 import { loadConfig } from './config/load-config';
+import { Database } from './database/database';
+import { startupSummary } from './logging/startup-summary';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env);
@@ -31,7 +33,14 @@ async function bootstrap(): Promise<void> {
       `Development token: ${token}\n  curl -X POST http://localhost:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
     );
   }
-  logger.log(`Listening on ${url}; API docs at /docs`);
+  logger.log(
+    startupSummary(config, {
+      database: app.get(Database),
+      address: app.getHttpServer().address(),
+      developmentToken: token !== undefined,
+    }),
+  );
+  logger.log(`API docs at ${url}/docs`);
   closeOnSignals(app, logger, config.timeouts.shutdownMs);
 }
 
@@ -48,7 +57,11 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
         process.exit(1);
       }, timeoutMs).unref();
       app.close().then(
-        () => process.exit(0),
+        () => {
+          logger.log('Shutdown complete');
+          // Exit once the log is written and nothing else holds the process; at the latest in 100 ms.
+          setTimeout(() => process.exit(0), 100).unref();
+        },
         (error: unknown) => {
           console.error(`Shutdown failed: ${(error as Error).message}`);
           process.exit(1);

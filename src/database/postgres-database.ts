@@ -25,9 +25,12 @@ const MAX_BACKOFF_MS = 5000;
  */
 export class PostgresDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'postgres';
+  get location(): string {
+    return locationOf(this.options.url);
+  }
   private readonly logger = new Logger(PostgresDatabase.name);
   readonly pool: Pool;
-  private readonly migrations: Migration[];
+  readonly migrations: Migration[];
 
   constructor(
     readonly options: PostgresOptions,
@@ -180,5 +183,15 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     } finally {
       client.release(failed);
     }
+  }
+}
+
+/** host:port/database of a connection URL, without user, password or parameters. */
+function locationOf(url: string): string {
+  try {
+    const { hostname, port, pathname } = new URL(url);
+    return `${hostname || 'localhost'}:${port || '5432'}/${decodeURIComponent(pathname.slice(1)) || '(default database)'}`;
+  } catch {
+    return '(unparsable URL)';
   }
 }

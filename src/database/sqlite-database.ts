@@ -9,9 +9,12 @@ import { StorageError } from './storage.error';
 /** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'sqlite';
+  get location(): string {
+    return `file ${this.path}`;
+  }
   private db?: BetterSqlite3.Database;
   private relaxed?: BetterSqlite3.Database;
-  private readonly migrations: Migration[];
+  readonly migrations: Migration[];
 
   constructor(
     private readonly path: string,

@@ -16,7 +16,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       'A plant store interface: clients add plants by sending a plant description, list them a page ' +
         'at a time (follow the `Link: rel="next"` header), read one by id and delete one. Ids are int64, ' +
         'exact over the whole range. ' +
-        'Every operation needs `Authorization: Bearer <token>`. Every failure has an `Error` body ' +
+        'Every plants operation needs `Authorization: Bearer <token>`; the health checks ' +
+        '(`/health/live`, `/health/ready`) are public, for probes. Every failure has an `Error` body ' +
         'whose `error` is the HTTP status. Subscribers configured by the operator (WEBHOOK_URLS) ' +
         'receive the `newPlant` webhook.',
     )

@@ -1,5 +1,5 @@
 import { request } from '../support/http';
-import { createTestSchema, STORES, TestSchema } from '../support/postgres';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { createTestApp, TestApp } from '../support/test-app';
 import { CREATE_DELETE_RACE, expectSettledInSomeOrder, linkToNext, settleRace } from '../support/plants-race';
 
@@ -9,7 +9,7 @@ const MIN = '-9223372036854775808';
 /** GET a path of the service. */
 const get = (url: string, auth?: string | false) => request(url, { method: 'GET', auth });
 
-describe.each(STORES)('GET and DELETE /plants (e2e on %s)', (_store, postgres) => {
+describeOnEachStore('GET and DELETE /plants (e2e on %s)', (postgres) => {
   let server: TestApp;
   let schema: TestSchema | undefined;
   let plants: string;

@@ -1,9 +1,9 @@
 import { request } from '../support/http';
-import { createTestSchema, STORES, TestSchema } from '../support/postgres';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { createTestApp, TestApp } from '../support/test-app';
 
 // The whole contract, over real HTTP, on each store: the SQLite file always, PostgreSQL when configured.
-describe.each(STORES)('POST /plants (e2e on %s)', (_store, postgres) => {
+describeOnEachStore('POST /plants (e2e on %s)', (postgres) => {
   let server: TestApp;
   let schema: TestSchema | undefined;
   let plants: string;

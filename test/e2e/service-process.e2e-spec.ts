@@ -110,6 +110,21 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       expect(service.output()).not.toContain('process-token');
       expect(service.output()).not.toContain('wrong-secret-token');
     });
+
+    it('should say once at start-up what it runs with and where it listens, and when shutdown is complete', async () => {
+      service = await startService(env({ HOST: '0.0.0.0', RATE_LIMIT_PER_MINUTE: '60' }));
+      const port = new URL(service.url).port;
+      expect((await create(`http://127.0.0.1:${port}`, { id: 1, name: 'x' })).status).toBe(200);
+      expect(await service.stop('SIGTERM')).toBe(0);
+      const messages = service.logs().map((line) => String(line.msg));
+      const summaries = messages.filter((msg) => msg.startsWith('Plant Store 1.0.0 on Node '));
+      expect(summaries).toEqual([
+        `Plant Store 1.0.0 on Node ${process.version}; store: SQLite file ${join(dir, 'plants.db')}; ` +
+          `migrations: 1 (create plants), 2 (create webhook_deliveries); listening on http://0.0.0.0:${port}; ` +
+          'auth: 1 static token(s); rate limit: 60/min per principal, counted in this instance; webhooks: off',
+      ]);
+      expect(messages[messages.length - 1]).toBe('Shutdown complete');
+    });
   });
 
   describe('when no AUTH_TOKENS are configured outside production', () => {

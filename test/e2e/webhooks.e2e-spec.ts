@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from '../support/http';
-import { createTestSchema, STORES, TestSchema } from '../support/postgres';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
 import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
-describe.each(STORES)('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)', (_store, postgres) => {
+describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
   const secrets = [makeSecret(), makeSecret()];
   let receiver: WebhookReceiver;
   let second: WebhookReceiver;

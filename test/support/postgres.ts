@@ -8,14 +8,17 @@ if (process.env.CI && !TEST_DATABASE_URL) {
   throw new Error('CI must set TEST_DATABASE_URL: the PostgreSQL suites are never skipped in CI');
 }
 
-/** The stores an e2e suite runs on, as [name, is PostgreSQL]: SQLite always, PostgreSQL when configured. */
-export const STORES: [string, boolean][] = [
-  ['SQLite', false],
-  ...(TEST_DATABASE_URL ? [['PostgreSQL', true] as [string, boolean]] : []),
-];
-
 /** `describe` when TEST_DATABASE_URL is set, `describe.skip` otherwise (locally, without PostgreSQL). */
 export const describePostgres: jest.Describe = TEST_DATABASE_URL ? describe : describe.skip;
+
+/**
+ * One e2e suite on each store: SQLite always; PostgreSQL when TEST_DATABASE_URL is set, and shown
+ * as skipped otherwise (so the run's summary counts what it left out). `%s` in the title is the store.
+ */
+export function describeOnEachStore(title: string, suite: (postgres: boolean) => void): void {
+  describe(title.replace('%s', 'SQLite'), () => suite(false));
+  describePostgres(title.replace('%s', 'PostgreSQL'), () => suite(true));
+}
 
 export interface TestSchema {
   /** TEST_DATABASE_URL with search_path set to the fresh schema, and a unique application_name. */

@@ -42,7 +42,7 @@ export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
     const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 20000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /Listening on (http:\/\/[^;\s]+)/.exec(output);
+      const match = /[Ll]istening on (http:\/\/[^;\s"]+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve({

@@ -1,0 +1,68 @@
+import { AddressInfo } from 'node:net';
+import { AppConfig } from '../config/app-config';
+import { Database } from '../database/database';
+import { API_VERSION } from '../openapi/openapi-document';
+
+/** What the summary needs of the running app, besides the configuration. */
+export interface RunningState {
+  database: Database;
+  address: AddressInfo | string | null;
+  developmentToken: boolean;
+}
+
+/**
+ * One line for the operator at start-up: what runs, on which store, migrated how far, listening
+ * where, and which optional parts are on. Hosts only: no credential, token, secret or URL path.
+ */
+export function startupSummary(config: AppConfig, state: RunningState): string {
+  const { database } = state;
+  return [
+    `Plant Store ${API_VERSION} on Node ${process.version}`,
+    `store: ${database.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} ${database.location}`,
+    `migrations: ${database.migrations.map(({ version, name }) => `${version} (${name})`).join(', ') || 'none'}`,
+    `listening on ${listeningOn(state.address)}`,
+    `auth: ${authModes(config, state.developmentToken)}`,
+    `rate limit: ${rateLimit(config)}`,
+    `webhooks: ${webhooks(config)}`,
+  ].join('; ');
+}
+
+function listeningOn(address: AddressInfo | string | null): string {
+  if (address === null) return '(not listening)';
+  if (typeof address === 'string') return address;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+function authModes(config: AppConfig, developmentToken: boolean): string {
+  const modes: string[] = [];
+  if (developmentToken) modes.push('the development token');
+  else if (config.authTokens.length > 0) modes.push(`${config.authTokens.length} static token(s)`);
+  if (config.jwt !== undefined) {
+    modes.push(
+      config.jwt.jwksUrl !== undefined ? `JWTs (keys from ${hostOf(config.jwt.jwksUrl)})` : 'JWTs (a configured key)',
+    );
+  }
+  return modes.join(' and ');
+}
+
+function rateLimit(config: AppConfig): string {
+  if (config.rateLimit === undefined) return 'off';
+  const { perMinute, redisUrl } = config.rateLimit;
+  const where = redisUrl === undefined ? 'counted in this instance' : `counted in Redis at ${hostOf(redisUrl)}`;
+  return `${perMinute}/min per principal, ${where}`;
+}
+
+function webhooks(config: AppConfig): string {
+  if (config.webhooks === undefined) return 'off';
+  return `to ${config.webhooks.urls.map(hostOf).join(', ')}`;
+}
+
+/** host[:port] of a URL: what an operator needs to recognise it, and nothing that could be a secret. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unparsable URL)';
+  }
+}
