@@ -2,16 +2,15 @@ import { loadConfig } from '../config/load-config';
 import { Database } from '../database/database';
 import { startupSummary } from './startup-summary';
 
-const database = (kind: 'sqlite' | 'postgres', location: string): Database =>
-  ({
-    kind,
-    location,
-    migrations: [
-      { version: 1, name: 'create plants', sqlite: '', postgres: '' },
-      { version: 2, name: 'create webhook_deliveries', sqlite: '', postgres: '' },
-    ],
-    ping: () => Promise.resolve(),
-  }) as Database;
+const database = (kind: 'sqlite' | 'postgres', location: string): Database => ({
+  kind,
+  location,
+  migrations: [
+    { version: 1, name: 'create plants', sqlite: '', postgres: '' },
+    { version: 2, name: 'create webhook_deliveries', sqlite: '', postgres: '' },
+  ],
+  ping: () => Promise.resolve(),
+});
 
 describe('startupSummary', () => {
   it('should say what runs, where, and which parts are on, with hosts only', () => {
