@@ -1,7 +1,6 @@
-# syntax=docker/dockerfile:1
-
-# Node 24 is the current LTS line; better-sqlite3 12 ships builds for it.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Node 26: the active LTS line since October 2026 (supported to April 2029); CI runs the whole suite
+# on it as well as on the machines' Node 20. better-sqlite3 12 compiles against it in the build stage.
+ARG NODE_IMAGE=node:26-slim
 
 # --- build: dev dependencies, the toolchain better-sqlite3 falls back to, and the compiler
 FROM ${NODE_IMAGE} AS build
