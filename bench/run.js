@@ -132,6 +132,14 @@ const spread = (n) => ((n * 7919) % SEEDED) + 1;
 // status. POST with a body unless a method and path are given.
 const SCENARIOS = [
   { name: 'create (SQLite)', store: 'sqlite', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+  // The same creates, the service at FULL against the baseline at NORMAL: durable against non-durable.
+  {
+    name: 'create (SQLite, baseline at synchronous=NORMAL)',
+    store: 'sqlite',
+    status: 200,
+    baselineEnv: { BASELINE_SQLITE_SYNCHRONOUS: 'NORMAL' },
+    body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
+  },
   {
     name: 'replay (SQLite)',
     store: 'sqlite',
@@ -234,7 +242,7 @@ async function freshStore(store) {
 
 async function measure(scenario, target) {
   const store = await freshStore(scenario.store);
-  const server = await start(target, store.env);
+  const server = await start(target, { ...store.env, ...(target === 'baseline' ? scenario.baselineEnv : {}) });
   try {
     await scenario.setup?.(server.url);
     if (scenario.seed) await store.seed(scenario.seed);

@@ -6,14 +6,40 @@ import { SqliteDatabase } from '../src/database/sqlite-database';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { SQLITE_PAGE_SQL, SqlitePlantsRepository } from '../src/plants/persistence/sqlite-plants.repository';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
+import { StorageError } from '../src/database/storage.error';
+import { Plant } from '../src/plants/plant';
+import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
+import { PlantsCreatedHook } from '../src/plants/persistence/plants-created.hook';
 
 type OpenRepository = SqlitePlantsRepository & { close(): void };
 
 /** The repository on an SqliteDatabase of its own, as DatabaseModule makes it; close() closes the file. */
-function openRepository(path: string): OpenRepository {
+function openRepository(path: string, hook?: PlantsCreatedHook): OpenRepository {
   const database = new SqliteDatabase(path, PLANTS_MIGRATIONS);
   database.onModuleInit();
-  return Object.assign(new SqlitePlantsRepository(database), { close: () => database.onApplicationShutdown() });
+  return Object.assign(new SqlitePlantsRepository(database, hook), { close: () => database.onApplicationShutdown() });
+}
+
+/** A hook that records each transaction's new plants, and can make one plant's transaction fail. */
+class RecordingHook extends PlantsCreatedHook {
+  readonly transactions: bigint[][] = [];
+  commits = 0;
+  failFor?: bigint;
+
+  inSqlite(connection: Database.Database, plants: readonly Plant[]): void {
+    if (plants.some((plant) => plant.id === this.failFor)) throw new Error('the outbox refused it');
+    // A statement on the transaction's own connection, as the outbox writer runs one.
+    connection.prepare('SELECT 1').get();
+    this.transactions.push(plants.map((plant) => plant.id));
+  }
+
+  inPostgres(): Promise<void> {
+    throw new Error('not on SQLite');
+  }
+
+  committed(): void {
+    this.commits += 1;
+  }
 }
 
 describePlantsRepositoryContract('SQLite', async () => {
@@ -79,6 +105,76 @@ describe('SqlitePlantsRepository', () => {
       expect(() => openRepository(path)).toThrow(
         'The SQLite database has schema version 99, newer than this build knows (1)',
       );
+    });
+  });
+
+  describe('group commit', () => {
+    let hook: RecordingHook;
+    let repository: OpenRepository;
+    beforeEach(() => {
+      hook = new RecordingHook();
+      repository = openRepository(path, hook);
+    });
+    afterEach(async () => {
+      await repository.onModuleDestroy();
+      repository.close();
+    });
+
+    it('should commit the creates that arrive together in one transaction, each answered on its own', async () => {
+      await repository.create({ id: 5n, name: 'already there' });
+      const results = await Promise.all([
+        ...[1n, 2n, 3n].map((id) => repository.create({ id, name: `plant ${id}` })),
+        repository.create({ id: 5n, name: 'already there' }),
+        repository.create({ id: 5n, name: 'another name' }).catch((error: unknown) => error),
+        repository.create({ id: 4n, name: 'plant 4', tag: 'last' }),
+      ]);
+      expect(results).toEqual([
+        { plant: { id: 1n, name: 'plant 1' }, created: true },
+        { plant: { id: 2n, name: 'plant 2' }, created: true },
+        { plant: { id: 3n, name: 'plant 3' }, created: true },
+        { plant: { id: 5n, name: 'already there' }, created: false },
+        new PlantConflictError(5n),
+        { plant: { id: 4n, name: 'plant 4', tag: 'last' }, created: true },
+      ]);
+      // The first create alone, then one transaction for the six that came together.
+      expect(hook.transactions).toEqual([[5n], [1n, 2n, 3n, 4n]]);
+      expect(hook.commits).toBe(2);
+    });
+
+    it('should keep the order of creates and deletes of one id within a batch', async () => {
+      const outcomes = await Promise.all([
+        repository.create({ id: 7n, name: 'first' }),
+        repository.delete(7n),
+        repository.delete(7n),
+        repository.create({ id: 7n, name: 'second' }),
+      ]);
+      expect(outcomes).toEqual([
+        { plant: { id: 7n, name: 'first' }, created: true },
+        true,
+        false,
+        { plant: { id: 7n, name: 'second' }, created: true },
+      ]);
+      await expect(repository.get(7n)).resolves.toEqual({ id: 7n, name: 'second' });
+      expect(hook.transactions).toEqual([[7n, 7n]]);
+    });
+
+    it('should fail only the write whose statement failed, and store the others', async () => {
+      hook.failFor = 12n;
+      const results = await Promise.allSettled([11n, 12n, 13n].map((id) => repository.create({ id, name: 'x' })));
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(StorageError);
+      expect((results[1] as PromiseRejectedResult).reason.message).toBe('SQLite failed to store a plant');
+      await expect(repository.get(11n)).resolves.toEqual({ id: 11n, name: 'x' });
+      await expect(repository.get(12n)).resolves.toBeUndefined();
+      await expect(repository.get(13n)).resolves.toEqual({ id: 13n, name: 'x' });
+    });
+
+    it('should not let a read see part of a batch', async () => {
+      const creates = [21n, 22n, 23n].map((id) => repository.create({ id, name: 'batched' }));
+      // Asked in the same turn, the read runs before the batch: it sees none of it, then all of it.
+      await expect(repository.list({ limit: 10 })).resolves.toEqual([]);
+      await Promise.all(creates);
+      await expect(repository.list({ limit: 10 })).resolves.toHaveLength(3);
     });
   });
 

@@ -1,4 +1,6 @@
+import { OnModuleDestroy } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
+import { Batcher } from 'promise-batcher';
 import { SqliteDatabase } from '../../database/sqlite-database';
 import { StorageError } from '../../database/storage.error';
 import { Plant, samePlant } from '../plant';
@@ -21,24 +23,47 @@ export const SQLITE_PAGE_SQL = {
   after: 'SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?',
 } as const;
 
-/** Plants in the embedded SQLite file of `SqliteDatabase`. */
-export class SqlitePlantsRepository implements PlantsRepository {
+/** A write waiting for the next group commit: a create, or a delete. */
+type Write = { readonly create: Plant } | { readonly remove: bigint };
+/** A create's result, a delete's "was there a row", or the error of that write alone. */
+type WriteOutcome = CreateResult | boolean | Error;
+
+/** Writes per transaction at most: bounds how long one commit holds the event loop. */
+const MAX_BATCH = 500;
+
+/**
+ * Plants in the embedded SQLite file of `SqliteDatabase`.
+ *
+ * Group commit: the creates and deletes that reach the repository in one turn of the event loop are
+ * one `BEGIN IMMEDIATE` transaction, in the order they came, with one commit, so one fsync
+ * (`synchronous=FULL` stays: each is answered only after that commit). Each write keeps its own
+ * outcome: a conflict is a 409 for that plant only. If a statement fails, the transaction is rolled
+ * back and each write of the batch runs alone, so one failure fails only its own request. Reads run
+ * at once on the same connection: a batch runs to its end in one go, so a read never sees half of one.
+ */
+export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy {
   private statements?: ReturnType<typeof prepare>;
+  private readonly writes: Batcher<Write, CreateResult | boolean>;
 
   constructor(
     private readonly database: SqliteDatabase,
     private readonly hook?: PlantsCreatedHook,
-  ) {}
+  ) {
+    this.writes = new Batcher({
+      batchingFunction: (writes) => this.writeMany(writes),
+      maxBatchSize: MAX_BATCH,
+      // No timer: a lone write waits for nothing; under load, what arrived in one turn commits together.
+      delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
+    });
+  }
+
+  /** Waits for the batches in flight; the database module closes the file after this. */
+  async onModuleDestroy(): Promise<void> {
+    await this.writes.idlePromise();
+  }
 
   async create(plant: Plant): Promise<CreateResult> {
-    const stored = this.run('SQLite failed to store a plant', (s) => s.createOrFind(plant));
-    if (stored === undefined) {
-      this.hook?.committed();
-      return { plant, created: true };
-    }
-    const existing = toPlant(stored);
-    if (!samePlant(existing, plant)) throw new PlantConflictError(plant.id);
-    return { plant: existing, created: false };
+    return (await this.write({ create: plant })) as CreateResult;
   }
 
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
@@ -54,7 +79,26 @@ export class SqlitePlantsRepository implements PlantsRepository {
   }
 
   async delete(id: bigint): Promise<boolean> {
-    return this.run('SQLite failed to delete a plant', (s) => s.remove.run(id).changes === 1);
+    return (await this.write({ remove: id })) as boolean;
+  }
+
+  private write(write: Write): Promise<CreateResult | boolean> {
+    const result = this.writes.getResult(write);
+    this.writes.send(); // skips promise-batcher's timer; its delay function still gathers one turn
+    return result;
+  }
+
+  /** One transaction for the batch; when it fails, each write alone. */
+  private writeMany(writes: readonly Write[]): WriteOutcome[] {
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = this.run('SQLite failed to store or delete plants', (s) => s.writeBatch(writes));
+    } catch (error) {
+      if (writes.length > 1) return writes.flatMap((write) => this.writeMany([write]));
+      return [new StorageError(failureMessage(writes[0]), { cause: (error as StorageError).cause })];
+    }
+    if (this.hook !== undefined && outcomes.some((outcome) => isCreated(outcome))) this.hook.committed();
+    return outcomes;
   }
 
   /** Runs `work` on the prepared statements, turning a driver failure into a StorageError with `message`. */
@@ -74,22 +118,40 @@ function prepare(db: BetterSqlite3.Database, hook: PlantsCreatedHook | undefined
     'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
   );
   const select = db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?');
-  // The insert, what must commit with it (the webhook outbox) and the read of a row that was already
-  // there are one write transaction: no delete from another connection can come between the insert
-  // and the read, and an outbox row exists exactly when its plant was inserted.
-  const insertOrFind = db.transaction((plant: Plant): PlantRow | undefined => {
-    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 0) return select.get(plant.id);
-    hook?.inSqlite(db, [plant]);
-    return undefined;
+  const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
+  // The writes, what must commit with new plants (the webhook outbox) and the reads of rows that were
+  // already there are one write transaction: no other connection can come between an insert and its
+  // read, and an outbox row exists exactly when its plant was inserted.
+  const writeBatch = db.transaction((writes: readonly Write[]): WriteOutcome[] => {
+    const inserted: Plant[] = [];
+    const outcomes = writes.map((write): WriteOutcome => {
+      if ('remove' in write) return remove.run(write.remove).changes === 1;
+      const plant = write.create;
+      if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+        inserted.push(plant);
+        return { plant, created: true };
+      }
+      const existing = toPlant(select.get(plant.id)!);
+      return samePlant(existing, plant) ? { plant: existing, created: false } : new PlantConflictError(plant.id);
+    });
+    if (inserted.length > 0) hook?.inSqlite(db, inserted);
+    return outcomes;
   });
   return {
     select,
-    /** The row already stored under the plant's id, or undefined when this plant was inserted. */
-    createOrFind: (plant: Plant) => insertOrFind.immediate(plant),
+    /** The outcome of each write, in order, committed together. */
+    writeBatch: (writes: readonly Write[]) => writeBatch.immediate(writes),
     first: db.prepare<[number], PlantRow>(SQLITE_PAGE_SQL.first),
     after: db.prepare<[bigint, number], PlantRow>(SQLITE_PAGE_SQL.after),
-    remove: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
   };
+}
+
+function isCreated(outcome: WriteOutcome): boolean {
+  return typeof outcome === 'object' && !(outcome instanceof Error) && outcome.created;
+}
+
+function failureMessage(write: Write): string {
+  return 'create' in write ? 'SQLite failed to store a plant' : 'SQLite failed to delete a plant';
 }
 
 function toPlant(row: PlantRow): Plant {
