@@ -5,11 +5,14 @@
 // and the same Error body. For GET /plants, GET /plants/:id and DELETE /plants/:id the same keyset
 // query, the same exact-int64 output (fast-json-stringify writes a bigint's digits), the same
 // checks of limit, after and the path id, and the same Link header. Run by bench/run.js; prints
-// "Listening on <url>".
+// "Listening on <url>". Like the service by default, every answer carries a request id and the
+// security headers, and every request is counted in Prometheus metrics by method, route and status.
 const { createHash, timingSafeEqual } = require('node:crypto');
 const { mkdirSync } = require('node:fs');
 const { dirname } = require('node:path');
+const { randomUUID } = require('node:crypto');
 const Fastify = require('fastify');
+const { Counter, Histogram, Registry } = require('prom-client');
 const { isInteger, isSafeNumber, parse: parseLossless } = require('lossless-json');
 
 // The same int64 care as the service: JSON.parse unless a 16+ digit run may hold an unsafe number.
@@ -118,7 +121,16 @@ function openStore(url) {
 async function main() {
   const store = openStore(process.env.DATABASE_URL);
   await store.ready;
-  const app = Fastify({ logger: false, ajv: { customOptions: { coerceTypes: false } } });
+  const app = Fastify({
+    logger: false,
+    ajv: { customOptions: { coerceTypes: false } },
+    // The service's request ids: the caller's when plain, a UUID otherwise.
+    requestIdHeader: false,
+    genReqId: (raw) => {
+      const given = raw.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+  });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
@@ -136,6 +148,37 @@ async function main() {
     const status = err.statusCode ?? 500;
     const message = err.validation ? err.message : status >= 500 ? 'Internal server error' : err.message;
     reply.code(status).send({ error: status, message });
+  });
+  // The headers the service sends on every API answer (helmet's API set, as the service reads it off).
+  const securityHeaders = {
+    'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+    'cross-origin-resource-policy': 'same-origin',
+    'referrer-policy': 'no-referrer',
+    'strict-transport-security': 'max-age=31536000; includeSubDomains',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'cache-control': 'no-store',
+  };
+  const registry = new Registry();
+  const labelNames = ['method', 'route', 'status'];
+  const requests = new Counter({ name: 'http_requests_total', help: 'requests', labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'durations',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    reply.headers(securityHeaders);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   app.addHook('onRequest', async (request, reply) => {
     const token = BEARER.exec(request.headers.authorization ?? '')?.[1];

@@ -1,5 +1,6 @@
 'use strict';
 // npm run bench [-- --rounds 3 --duration 5 --connections 32 --container-memory 1024 --only replay --smoke]
+// npm run bench -- --soak: memory over 300,000 creates instead (bench/soak.js).
 // Loads the built service (node dist/main.js) and the plain-Fastify baseline (bench/baseline-server.js)
 // with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
@@ -12,6 +13,7 @@ const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
+const { runSoak } = require('./soak');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -38,6 +40,14 @@ const HEAP_FLAGS =
 // --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const TOKEN = 'bench-token';
+// The service runs with the Node flags it ships with: those of `npm start` (the Dockerfile's CMD has
+// the same; a test holds them together). BENCH_SERVICE_FLAGS replaces them, for experiments.
+const SERVICE_FLAGS = (
+  process.env.BENCH_SERVICE_FLAGS ??
+  /^node ((?:--\S+ )*)dist\/main\.js$/.exec(require('../package.json').scripts.start)[1]
+)
+  .split(' ')
+  .filter(Boolean);
 const ROOT = join(__dirname, '..');
 const TARGETS = {
   service: join(ROOT, 'dist', 'main.js'),
@@ -67,20 +77,24 @@ async function start(target, env) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [...HEAP_FLAGS, TARGETS[target]], {
-    // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
-    env: {
-      PATH: process.env.PATH,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      AUTH_TOKENS: TOKEN,
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-      NODE_ENV: 'production',
-      ...env,
+  const child = spawn(
+    process.execPath,
+    [...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), TARGETS[target]],
+    {
+      // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
+      env: {
+        PATH: process.env.PATH,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        AUTH_TOKENS: TOKEN,
+        LOG_LEVEL: 'warn',
+        LOG_FORMAT: 'json',
+        NODE_ENV: 'production',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   let exited = false;
   child.once('exit', () => (exited = true));
   for (let waited = 0; waited < 30000; waited += 5) {
@@ -309,6 +323,16 @@ async function startupMs() {
 }
 
 async function main() {
+  if (args.includes('--soak')) {
+    const soak = await runSoak({ start, stop, freshStore, connections: CONNECTIONS, token: TOKEN });
+    mkdirSync(join(__dirname, 'results'), { recursive: true });
+    writeFileSync(
+      join(__dirname, 'results', 'soak.json'),
+      `${JSON.stringify({ date: new Date().toISOString(), soak }, null, 2)}\n`,
+    );
+    if (!soak.every((result) => result.pass)) process.exitCode = 1;
+    return;
+  }
   const results = [];
   for (const scenario of SCENARIOS.filter((s) => ONLY === undefined || s.name.includes(ONLY))) {
     const rounds = [];
@@ -367,6 +391,7 @@ async function main() {
       durationS: DURATION,
       connections: CONNECTIONS,
       v8HeapFlags: HEAP_FLAGS,
+      serviceFlags: SERVICE_FLAGS,
       smoke: SMOKE,
     },
     startupToFirst200Ms: median(startups),

@@ -1,8 +1,18 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const MAIN = join(__dirname, '..', '..', 'dist', 'main.js');
+
+/** The Node flags the service ships with: those of `npm start` (the Dockerfile's CMD is held to them). */
+export const SERVICE_NODE_FLAGS: string[] = (
+  /^node ((?:--\S+ )*)dist\/main\.js$/.exec(
+    (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } })
+      .scripts.start,
+  )?.[1] ?? ''
+)
+  .split(' ')
+  .filter(Boolean);
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -35,7 +45,10 @@ export function jsonLines(output: string): Record<string, unknown>[] {
 /** Starts the built service (`node dist/main.js`) and waits until it listens. */
 export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
   assertBuilt();
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -69,7 +82,10 @@ export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
 /** Runs the built service expecting it to refuse to start; resolves with its exit code and stderr. */
 export function runUntilExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string; stdout: string }> {
   assertBuilt();
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,0 +1,79 @@
+'use strict';
+// npm run bench -- --soak [--connections 32]
+// Memory over a long create load: 300,000 creates at the bench's concurrency against the service on
+// SQLite (and on PostgreSQL with BENCH_DATABASE_URL). It prints the resident set after the first
+// 30,000 and after all of them, with the peak, and says pass when the end is within +10 % of the
+// first figure and the peak within the 160 MiB budget. Not a CI test: a measurement.
+const { readFileSync } = require('node:fs');
+const autocannon = require('autocannon');
+
+const WARM = 30_000;
+const TOTAL = 300_000;
+const GROWTH_LIMIT = 1.1;
+const PEAK_BUDGET_MIB = 160;
+
+/** Current and peak resident set of a process, in MiB (Linux VmRSS and VmHWM). */
+function rssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]);
+  return { current: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+async function soakStore(store, { start, stop, freshStore, connections, token }) {
+  const fresh = await freshStore(store);
+  const server = await start('service', fresh.env);
+  let nextId = 1;
+  const creates = (amount) =>
+    autocannon({
+      url: `${server.url}/plants`,
+      method: 'POST',
+      connections,
+      amount,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      requests: [
+        { setupRequest: (req) => ({ ...req, body: JSON.stringify({ id: nextId++, name: 'Soak', tag: 'long' }) }) },
+      ],
+    });
+  // The resident set every second, to tell a steady climb from a spike.
+  const samples = [];
+  const sampler = setInterval(() => samples.push(Math.round(rssMiB(server.child.pid).current)), 1000);
+  try {
+    const first = await creates(WARM);
+    const afterWarm = rssMiB(server.child.pid);
+    const rest = await creates(TOTAL - WARM);
+    const afterAll = rssMiB(server.child.pid);
+    const failed = first.non2xx + first.errors + rest.non2xx + rest.errors;
+    const growth = afterAll.current / afterWarm.current;
+    const pass = failed === 0 && growth <= GROWTH_LIMIT && afterAll.peak <= PEAK_BUDGET_MIB;
+    console.log(
+      `soak (${store}): RSS ${afterWarm.current.toFixed(1)} MiB after ${WARM} creates, ` +
+        `${afterAll.current.toFixed(1)} MiB after ${TOTAL} (${((growth - 1) * 100).toFixed(1)} %, limit +10 %); ` +
+        `peak ${afterAll.peak.toFixed(1)} MiB (budget ${PEAK_BUDGET_MIB}); ${failed} failed requests; ` +
+        `${rest.requests.average.toFixed(0)} req/s: ${pass ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(`  RSS each second (MiB): ${samples.join(' ')}`);
+    return {
+      store,
+      samplesMiB: samples,
+      afterWarmMiB: afterWarm.current,
+      afterAllMiB: afterAll.current,
+      peakMiB: afterAll.peak,
+      growth,
+      failed,
+      pass,
+    };
+  } finally {
+    clearInterval(sampler);
+    await stop(server);
+    await fresh.drop();
+  }
+}
+
+async function runSoak(context) {
+  const stores = ['sqlite', ...(process.env.BENCH_DATABASE_URL ? ['postgres'] : [])];
+  const results = [];
+  for (const store of stores) results.push(await soakStore(store, context));
+  return results;
+}
+
+module.exports = { runSoak };
