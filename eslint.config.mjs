@@ -38,6 +38,8 @@ export default tseslint.config(
         fetch: 'readonly',
         Buffer: 'readonly',
         setTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
         URL: 'readonly',
       },
     },
