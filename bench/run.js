@@ -172,6 +172,13 @@ const SCENARIOS = [
           status: 200,
           body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
         },
+        {
+          name: 'replay (PostgreSQL)',
+          store: 'postgres',
+          status: 200,
+          body: () => ({ id: 1, name: 'Replay', tag: 'same' }),
+          setup: (url) => post(url, { id: 1, name: 'Replay', tag: 'same' }),
+        },
         ...readScenarios('PostgreSQL', 'postgres'),
       ]
     : []),
@@ -361,19 +368,24 @@ async function main() {
       rounds,
     });
   }
-  const webhook =
-    ONLY === undefined || 'webhook'.includes(ONLY)
-      ? await runWebhookBench({
-          median,
-          start,
-          stop,
-          freshStore,
-          rounds: ROUNDS,
-          duration: DURATION,
-          connections: CONNECTIONS,
-          token: TOKEN,
-        })
-      : undefined;
+  // Webhook delivery on each store (PostgreSQL when BENCH_DATABASE_URL is set; not in the smoke run).
+  const webhookStores = ['sqlite', ...(process.env.BENCH_DATABASE_URL && !SMOKE ? ['postgres'] : [])];
+  const webhook = {};
+  if (ONLY === undefined || 'webhook'.includes(ONLY)) {
+    for (const store of webhookStores) {
+      webhook[store] = await runWebhookBench({
+        median,
+        start,
+        stop,
+        freshStore,
+        store,
+        rounds: ROUNDS,
+        duration: DURATION,
+        connections: CONNECTIONS,
+        token: TOKEN,
+      });
+    }
+  }
   const startups = [];
   for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
 

@@ -1,5 +1,5 @@
 'use strict';
-// The webhook scenario of `npm run bench` (bench/run.js passes its helpers in). SQLite creates at full
+// The webhook scenario of `npm run bench` (bench/run.js passes its helpers in, and the store). Creates at full
 // load, A B C round after round: the webhook off; on, with one healthy receiver on 127.0.0.1; on, with
 // a subscriber that refuses every connection. For the healthy receiver it reports the delivered rate,
 // the time from the create's 200 reaching the client to its event reaching the receiver (p50/p99; the
@@ -46,7 +46,7 @@ async function deadUrl() {
 
 async function measureCreates(helpers, webhookUrl, receiver) {
   const { start, stop, freshStore, duration, connections, token } = helpers;
-  const store = await freshStore('sqlite');
+  const store = await freshStore(helpers.store);
   const env = webhookUrl ? { ...store.env, WEBHOOK_URLS: webhookUrl, WEBHOOK_SECRET: SECRET } : store.env;
   const server = await start('service', env);
   // When the 200 of each create reached the client: the commit was just before it.
@@ -124,7 +124,7 @@ async function measureCreates(helpers, webhookUrl, receiver) {
 async function measureSteady(helpers) {
   const { start, stop, freshStore, duration, token } = helpers;
   const receiver = await startReceiver();
-  const store = await freshStore('sqlite');
+  const store = await freshStore(helpers.store);
   const server = await start('service', { ...store.env, WEBHOOK_URLS: receiver.url, WEBHOOK_SECRET: SECRET });
   const answeredAt = new Map();
   const pending = [];
@@ -177,7 +177,7 @@ async function runWebhookBench(helpers) {
     const steady = await measureSteady(helpers);
     rounds.push({ off, healthy, dead, steady });
     console.log(
-      `webhook round ${round}: creates off ${off.rps.toFixed(0)}, healthy ${healthy.rps.toFixed(0)}, dead ${dead.rps.toFixed(0)} req/s; ` +
+      `webhook (${helpers.store}) round ${round}: creates off ${off.rps.toFixed(0)}, healthy ${healthy.rps.toFixed(0)}, dead ${dead.rps.toFixed(0)} req/s; ` +
         `answer-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms`,
     );
   }
@@ -199,7 +199,7 @@ async function runWebhookBench(helpers) {
     steadySendToReceiptP50Ms: pick((r) => r.steady.latencyP50Ms),
     steadySendToReceiptP99Ms: pick((r) => r.steady.latencyP99Ms),
   };
-  console.log('\n| webhook | creates req/s | ratio to off | create p99 ms |');
+  console.log(`\n| webhook (${helpers.store}) | creates req/s | ratio to off | create p99 ms |`);
   console.log('|---|---|---|---|');
   console.log(`| off | ${summary.createsOffRps.toFixed(0)} | 1.00 | ${summary.p99OffMs} |`);
   console.log(
