@@ -33,6 +33,7 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   private readonly shared?: ThrottlerStorageRedisService;
   private readonly fallbacks: Counter;
   private outage = false;
+  private closing = false;
 
   constructor(config: RateLimitConfig, metrics: MetricsService) {
     this.fallbacks = new Counter({
@@ -91,12 +92,13 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   }
 
   onApplicationShutdown(): void {
+    this.closing = true;
     this.redis?.disconnect(false);
     this.local.onApplicationShutdown();
   }
 
   private down(error: Error): void {
-    if (this.outage) return;
+    if (this.outage || this.closing) return;
     this.outage = true;
     const reason = (error as NodeJS.ErrnoException).code ?? error.message;
     this.logger.warn(`Redis is unreachable (${reason}): rate limits are counted per instance until it is back`);

@@ -184,6 +184,13 @@ describe('rate limit (e2e)', () => {
       );
       expect(seen).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
     });
+
+    it('should not take its own shutdown for an outage', async () => {
+      await servers[1].close();
+      // ioredis reports the closed connection a moment after it is asked to close.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(servers[1].logs.join('\n')).not.toContain('Redis is unreachable');
+    });
   });
 
   describe('with REDIS_URL, when Redis goes away', () => {
