@@ -1,8 +1,8 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { PoolClient, QueryResult } from 'pg';
-import { Batcher } from 'promise-batcher';
 import { isUnavailable } from '../../database/postgres-errors';
 import { PostgresDatabase } from '../../database/postgres-database';
+import { TurnBatcher } from '../../database/turn-batcher';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
@@ -40,7 +40,7 @@ export const POSTGRES_PAGE_SQL = {
  * text both ways, never through a double. Duplicates are settled by the primary key.
  */
 export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestroy {
-  private readonly creates: Batcher<Plant, CreateResult>;
+  private readonly creates: TurnBatcher<Plant, CreateResult>;
 
   constructor(
     private readonly database: PostgresDatabase,
@@ -51,16 +51,12 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
     // so a lone create waits for nothing, and no cap of our own on batches in flight: the pool's
     // limit and its connection timeout bound them, and the query timeout bounds a batch the server
     // took but never answers (a hung or partitioned database), so every create ends in time.
-    this.creates = new Batcher({
-      batchingFunction: (plants) => this.createMany(plants),
-      maxBatchSize: MAX_BATCH,
-      delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
-    });
+    this.creates = new TurnBatcher((plants) => this.createMany(plants), MAX_BATCH);
   }
 
   /** Waits for the batches in flight; the database module closes the pool after this. */
   async onModuleDestroy(): Promise<void> {
-    await this.creates.idlePromise();
+    await this.creates.idle();
   }
 
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
@@ -89,9 +85,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
   }
 
   create(plant: Plant): Promise<CreateResult> {
-    const result = this.creates.getResult(plant);
-    this.creates.send(); // skips promise-batcher's timer; its delay function still gathers one turn
-    return result;
+    return this.creates.submit(plant);
   }
 
   /**

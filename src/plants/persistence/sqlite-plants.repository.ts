@@ -1,7 +1,7 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
-import { Batcher } from 'promise-batcher';
 import { SqliteDatabase } from '../../database/sqlite-database';
+import { TurnBatcher } from '../../database/turn-batcher';
 import { StorageError } from '../../database/storage.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
@@ -43,27 +43,22 @@ const MAX_BATCH = 500;
  */
 export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy {
   private statements?: ReturnType<typeof prepare>;
-  private readonly writes: Batcher<Write, CreateResult | boolean>;
+  private readonly writes: TurnBatcher<Write, CreateResult | boolean>;
 
   constructor(
     private readonly database: SqliteDatabase,
     private readonly hook?: PlantsCreatedHook,
   ) {
-    this.writes = new Batcher({
-      batchingFunction: (writes) => this.writeMany(writes),
-      maxBatchSize: MAX_BATCH,
-      // No timer: a lone write waits for nothing; under load, what arrived in one turn commits together.
-      delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
-    });
+    this.writes = new TurnBatcher((writes) => this.writeMany(writes), MAX_BATCH);
   }
 
   /** Waits for the batches in flight; the database module closes the file after this. */
   async onModuleDestroy(): Promise<void> {
-    await this.writes.idlePromise();
+    await this.writes.idle();
   }
 
   async create(plant: Plant): Promise<CreateResult> {
-    return (await this.write({ create: plant })) as CreateResult;
+    return (await this.writes.submit({ create: plant })) as CreateResult;
   }
 
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
@@ -79,13 +74,7 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
   }
 
   async delete(id: bigint): Promise<boolean> {
-    return (await this.write({ remove: id })) as boolean;
-  }
-
-  private write(write: Write): Promise<CreateResult | boolean> {
-    const result = this.writes.getResult(write);
-    this.writes.send(); // skips promise-batcher's timer; its delay function still gathers one turn
-    return result;
+    return (await this.writes.submit({ remove: id })) as boolean;
   }
 
   /** One transaction for the batch; when it fails, each write alone. */
