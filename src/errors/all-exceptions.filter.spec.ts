@@ -23,7 +23,7 @@ interface Sent {
   headers: Record<string, string>;
 }
 
-function setup(routeConfig: object = {}) {
+function setup(routeConfig: object = {}, raw: object = {}) {
   const sent: Sent = { headers: {} };
   const metrics = new MetricsService();
   const httpAdapter = {
@@ -33,7 +33,7 @@ function setup(routeConfig: object = {}) {
   const host = {
     switchToHttp: () => ({
       getResponse: () => ({}),
-      getRequest: () => ({ id: 'req-42', routeOptions: { config: routeConfig } }),
+      getRequest: () => ({ id: 'req-42', raw, routeOptions: { config: routeConfig } }),
     }),
   } as unknown as ArgumentsHost;
   const filter = new AllExceptionsFilter(
@@ -120,6 +120,34 @@ describe('AllExceptionsFilter', () => {
         expect(logged).not.toHaveBeenCalled();
       },
     );
+  });
+
+  describe('when the client has gone', () => {
+    it("should answer nothing and log no failure for Node's aborted error or a 4xx of the cut body", () => {
+      const logs = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      try {
+        const aborted = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+        for (const [error, raw] of [
+          [aborted, {}],
+          [new BadRequestException('body ended early'), { aborted: true }],
+        ] as const) {
+          const { filter, host, sent } = setup({}, raw);
+          filter.catch(error, host);
+          expect(sent.status).toBeUndefined();
+        }
+        expect(logged).not.toHaveBeenCalled();
+        expect(logs).toHaveBeenCalledWith('Request req-42 aborted by the client before its body was read');
+      } finally {
+        logs.mockRestore();
+      }
+    });
+
+    it('should still log a failure of the service as one', () => {
+      const { filter, host } = setup({}, { aborted: true });
+      filter.catch(new StorageError('SQLite failed to store a plant', { cause: new Error('disk I/O error') }), host);
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(String(logged.mock.calls[0][0])).toMatch(/^Request req-42 failed: StorageError/);
+    });
   });
 
   it('should answer an unexpected error with a generic 500 and log its detail and cause', async () => {

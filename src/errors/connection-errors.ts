@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Socket } from 'node:net';
+import { HttpException } from '@nestjs/common';
 import { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorDto } from './error.dto';
 
@@ -82,9 +83,11 @@ function frameworkErrorBody(code: string): ErrorDto {
 
 /**
  * True when the client closed the connection before its request was read: Node's `aborted` error,
- * or any error of a request Node marked aborted. There is no one left to answer.
+ * or a 4xx that reading the cut body led to. There is no one left to answer. A server-side failure
+ * of a request whose client has gone is not one of these: it is still logged as a failure.
  */
 export function isClientAbort(error: unknown, request: { raw?: { aborted?: boolean } }): boolean {
   const { code, message } = (error ?? {}) as NodeJS.ErrnoException;
-  return (code === 'ECONNRESET' && message === 'aborted') || request.raw?.aborted === true;
+  if (code === 'ECONNRESET' && message === 'aborted') return true;
+  return request.raw?.aborted === true && error instanceof HttpException && error.getStatus() < 500;
 }
