@@ -7,7 +7,7 @@ import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig, TrustProxy } from './config/app-config';
 import { parseJsonBody } from './platform/json-body.parser';
-import { addSecurityHeaders, apiSecurityHeaders } from './platform/security-headers';
+import { addSecurityHeaders } from './platform/security-headers';
 import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
@@ -40,7 +40,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // What Node or Fastify's router answer before Nest sees a request: in the Error shape too.
     clientErrorHandler: clientErrorHandler(config.timeouts.requestMs),
-    frameworkErrors: frameworkErrors(apiSecurityHeaders()),
+    frameworkErrors,
   });
 }
 

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Socket } from 'node:net';
 import { HttpException } from '@nestjs/common';
 import { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { API_SECURITY_HEADERS } from '../platform/security-headers';
 import { ErrorDto } from './error.dto';
 
 /** Node's limit on the request line and headers together (`http.maxHeaderSize`); the service keeps it. */
@@ -9,12 +10,8 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** Fastify's limit on one path parameter; an int64 id needs 20 characters. */
 export const MAX_PARAM_LENGTH = 100;
 
-/** Headers every Error body carries, also those written on a bare socket. */
-const ERROR_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-};
+/** Every answer here is an Error body with the API's security headers, also those written on a bare socket. */
+const ERROR_HEADERS = { ...API_SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' };
 
 /**
  * Fastify's `clientErrorHandler`: what Node could not parse as a request (so neither Fastify nor
@@ -56,18 +53,9 @@ function connectionErrorBody(code: string | undefined, requestTimeoutMs: number)
  * Fastify's `frameworkErrors`: the errors its router raises before a route, hence Nest, is chosen.
  * They get the Error body and the API's headers like any other answer.
  */
-export function frameworkErrors(
-  apiHeaders: Readonly<Record<string, string>>,
-): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
-  return (error, request, reply) => {
-    const body = frameworkErrorBody(error.code);
-    void reply
-      .code(body.error)
-      .headers(apiHeaders)
-      .headers(ERROR_HEADERS)
-      .header('x-request-id', request.id)
-      .send(JSON.stringify(body));
-  };
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const body = frameworkErrorBody(error.code);
+  void reply.code(body.error).headers(ERROR_HEADERS).header('x-request-id', request.id).send(JSON.stringify(body));
 }
 
 function frameworkErrorBody(code: string): ErrorDto {

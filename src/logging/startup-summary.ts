@@ -2,6 +2,7 @@ import { AddressInfo } from 'node:net';
 import { AppConfig } from '../config/app-config';
 import { Database } from '../database/database';
 import { API_VERSION } from '../openapi/openapi-document';
+import { hostOf } from './host-of';
 
 /** What the summary needs of the running app, besides the configuration. */
 export interface RunningState {
@@ -56,13 +57,4 @@ function rateLimit(config: AppConfig): string {
 function webhooks(config: AppConfig): string {
   if (config.webhooks === undefined) return 'off';
   return `to ${config.webhooks.urls.map(hostOf).join(', ')}`;
-}
-
-/** host[:port] of a URL: what an operator needs to recognise it, and nothing that could be a secret. */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '(unparsable URL)';
-  }
 }

@@ -41,6 +41,16 @@ const BAD_ID = ['The id in the path is not a decimal int64.', 'id must be a deci
   string,
 ];
 const NO_SUCH_PLANT = ['No plant has this id.', 'No plant with id 10'] as [string, string];
+/** The failures shared by the operations on one plant (`/plants/{id}`). */
+const BY_ID_ERRORS = {
+  400: BAD_ID,
+  401: UNAUTHORIZED,
+  404: NO_SUCH_PLANT,
+  ...CONNECTION_ERRORS,
+  414: ID_TOO_LONG,
+  429: RATE_LIMITED,
+  500: INTERNAL,
+};
 
 @ApiTags('plants')
 @ApiExtraModels(NewPlantDto)
@@ -118,16 +128,7 @@ export class PlantsController {
   @ApiOperation({ operationId: 'getPlant', summary: 'Get a plant' })
   @ApiIdParam()
   @ApiOkResponse({ type: NewPlantDto, description: 'The plant with this id.' })
-  @ApiErrorResponses({
-    400: BAD_ID,
-    401: UNAUTHORIZED,
-    404: NO_SUCH_PLANT,
-    ...CONNECTION_ERRORS,
-    414: ID_TOO_LONG,
-    429: RATE_LIMITED,
-    500: INTERNAL,
-    503: READ_UNAVAILABLE,
-  })
+  @ApiErrorResponses({ ...BY_ID_ERRORS, 503: READ_UNAVAILABLE })
   get(@Param('id', ParseInt64Pipe) id: bigint): Promise<Plant> {
     return this.plants.get(id);
   }
@@ -141,15 +142,9 @@ export class PlantsController {
   @ApiIdParam()
   @ApiNoContentResponse({ description: 'The plant existed and is now deleted.' })
   @ApiErrorResponses({
-    400: BAD_ID,
-    401: UNAUTHORIZED,
-    404: NO_SUCH_PLANT,
-    ...CONNECTION_ERRORS,
-    414: ID_TOO_LONG,
+    ...BY_ID_ERRORS,
     413: 'A body was sent (none is needed, and one is ignored) and it is larger than BODY_LIMIT.',
     415: 'A body was sent (none is needed, and one is ignored) and it is not application/json.',
-    429: RATE_LIMITED,
-    500: INTERNAL,
     503:
       'The database is unreachable (nothing was deleted) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
       '(it may have been deleted). Send the same request again: a 404 then means it was.',

@@ -35,16 +35,11 @@ const apiHeaders = helmet({
  */
 export function addSecurityHeaders(fastify: FastifyInstance, docsPath: string): void {
   const docs = headersSetBy(docsHeaders);
-  const api = apiSecurityHeaders();
+  const api = API_SECURITY_HEADERS;
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.headers(request.routeOptions.url?.startsWith(docsPath) ? docs : api);
     done();
   });
-}
-
-/** The headers of every API answer. helmet has no Cache-Control; no-store keeps plants, errors and health answers out of every cache. */
-export function apiSecurityHeaders(): Readonly<Record<string, string>> {
-  return Object.freeze({ ...headersSetBy(apiHeaders), 'cache-control': 'no-store' });
 }
 
 /** Runs a helmet middleware once against a response that only records the headers set on it. */
@@ -65,3 +60,13 @@ function headersSetBy(middleware: ReturnType<typeof helmet>): Readonly<Record<st
   if (!finished) throw new Error('helmet did not finish synchronously: its headers cannot be read once');
   return Object.freeze(headers);
 }
+
+/**
+ * The headers of every API answer, read off helmet once at load: also those Fastify and Node answer
+ * before a route runs (`connection-errors.ts`). helmet has no Cache-Control; no-store keeps plants,
+ * errors and health answers out of every cache.
+ */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...headersSetBy(apiHeaders),
+  'cache-control': 'no-store',
+});

@@ -6,6 +6,7 @@ import { AttemptResult, ClaimedDelivery, DeliveriesStore } from './persistence/d
 import { nextRetryDelayMs } from './retry-schedule';
 import { WebhookMetrics } from './webhook.metrics';
 import { Attempt, WebhookSender } from './webhook.sender';
+import { hostOf } from '../logging/host-of';
 
 // Finished deliveries are pruned this often, this many rows per statement.
 const PRUNE_EVERY_MS = 60_000;
@@ -180,14 +181,5 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       removed = await this.store.prune(this.config.retentionMs, PRUNE_BATCH);
     }
     if (pruned > 0) this.logger.log(`Pruned ${pruned} finished webhook deliveries`);
-  }
-}
-
-/** The subscriber's host, for logs: never the path or query, which may carry a token. */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '(invalid URL)';
   }
 }

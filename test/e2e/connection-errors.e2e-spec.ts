@@ -25,6 +25,9 @@ describe('errors before Nest (e2e, raw sockets)', () => {
       closed: true,
     });
     expect(answer.headers['content-type']).toBe(JSON_TYPE);
+    // The API's security headers, even on an answer written straight to the socket.
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers['x-frame-options']).toBe('DENY');
   });
 
   it('should answer a URL past 16 KiB with 431 too (Node counts the request line with the headers)', async () => {
