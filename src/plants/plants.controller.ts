@@ -69,7 +69,7 @@ export class PlantsController {
   @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant' })
   @ApiOkResponse({ type: PlantDto, description: 'The plant is stored (or was already, identically).' })
   @ApiErrorResponses({
-    400: 'The body is missing, is not JSON, or is not a valid NewPlant.',
+    400: 'The body is missing, is not JSON (or is nested deeper than 64 levels), or is not a valid NewPlant.',
     401: UNAUTHORIZED,
     ...CONNECTION_ERRORS,
     409: 'The id is already stored with a different name or tag; nothing was changed.',

@@ -48,9 +48,9 @@ describe('parseJsonBody', () => {
       expect(parse(`{"id":${literal}}`).id).toBe(expected);
     });
 
-    it('should read -0 as zero', () => {
+    it('should read -0 the same way whatever else the body holds', () => {
       expect(parse('{"id":-0}').id).toBe(-0);
-      expect(parse('{"id":-0,"big":1e16}').id).toBe(0);
+      expect(parse('{"id":-0,"big":1e16}').id).toBe(-0);
     });
   });
 
@@ -88,10 +88,66 @@ describe('parseJsonBody', () => {
     });
   });
 
-  it('should drop __proto__ and constructor.prototype keys', () => {
-    const value = parse('{"__proto__":{"x":1},"constructor":{"prototype":{"y":2}},"id":1}');
-    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
-    expect(Object.keys(value)).toEqual(['id']);
-    expect(value.constructor).toBe(Object);
+  describe('when a key could reach a prototype', () => {
+    it.each([
+      '{"__proto__":{"x":1},"constructor":{"prototype":{"y":2}},"id":1}',
+      '{"\\u005f_proto__":{"x":1},"\\u0063onstructor":{"prototype":{"y":2}},"id":1}',
+      '{"\\u005f_proto__":{"x":1},"id":9007199254740993}',
+      '{"a":{"__prot\\u006f__":{"x":1}},"id":1}',
+    ])('should drop it, however it is spelled: %s', (text) => {
+      const value = parse(text);
+      expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+      expect(Object.keys(value)).toEqual(text.includes('"a"') ? ['a', 'id'] : ['id']);
+      expect(value.constructor).toBe(Object);
+      expect(({} as Record<string, unknown>).x).toBeUndefined();
+    });
+  });
+
+  describe('when a key is repeated', () => {
+    it.each([
+      ['{"id":1,"name":"a","id":2}', 2],
+      ['{"id":9007199254740993,"name":"a","id":2}', 2],
+      ['{"id":2,"name":"a","id":9007199254740993}', 9007199254740993n],
+      ['{"id":1,"big":1e16,"id":3}', 3],
+    ])('should keep the last value, as JSON.parse does, on every path: %s', (text, id) => {
+      expect(parse(text).id).toBe(id);
+    });
+  });
+
+  describe('when a number literal is far too long to be an int64', () => {
+    it.each([
+      '1' + '0'.repeat(40),
+      '-1' + '0'.repeat(100) + '1',
+      '0.' + '0'.repeat(50) + '1',
+      '1e' + '0'.repeat(60) + '1',
+    ])('should read %s as NaN without parsing it further', (literal) => {
+      expect(parse(`{"id":${literal}}`).id).toBeNaN();
+    });
+
+    it('should still refuse a long run that is not a valid literal', () => {
+      expect(() => parse(`{"id":01${'0'.repeat(100)}}`)).toThrow(/^Request body is not valid JSON: /);
+    });
+
+    it('should never turn a number where a key stands into a key', () => {
+      expect(() => parse('{12345678901234567890:1}')).toThrow(/^Request body is not valid JSON: /);
+    });
+  });
+
+  describe('when the body is nested deeply', () => {
+    const nested = (depth: number) => `{"id":1,"x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+
+    it('should accept 64 levels', () => {
+      expect(parse(nested(64)).id).toBe(1);
+    });
+
+    it.each([65, 100_000])('should refuse %s levels with a 400', (depth) => {
+      expect(() => parse(nested(depth))).toThrow(
+        new BadRequestException('Request body is nested deeper than 64 levels'),
+      );
+    });
+
+    it('should not count brackets inside strings', () => {
+      expect(parse(`{"id":1,"name":"${'['.repeat(1000)}\\"{{"}`).id).toBe(1);
+    });
   });
 });

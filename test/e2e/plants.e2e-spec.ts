@@ -212,6 +212,45 @@ describeOnEachStore('POST /plants (e2e on %s)', (postgres) => {
       expect(res.body).toEqual({ error: 413, message: 'Request body is larger than the limit of 1048576 bytes' });
     });
 
+    it('should read a 1 MiB number in an unknown field as ignored, and stay live meanwhile', async () => {
+      const id = freshId();
+      const head = `{"id":${id},"name":"Zeros","x":1`;
+      const body = head + '0'.repeat(1024 * 1024 - head.length - 2) + '1}';
+      const [created, live] = await Promise.all([
+        request(plants, { body }),
+        request(`${server.url}/health/live`, { method: 'GET' }),
+      ]);
+      expect(created.body).toEqual({ name: 'Zeros' });
+      expect(live.status).toBe(200);
+    });
+
+    it('should answer 400 for an id that is a 1 MiB number literal', async () => {
+      const head = '{"name":"Zeros","id":1';
+      const res = await request(plants, { body: head + '0'.repeat(1024 * 1024 - head.length - 2) + '1}' });
+      expect(res.body).toEqual({ error: 400, message: 'id must be an integer in the int64 range' });
+    });
+
+    it('should answer 400 for a body nested deeper than 64 levels', async () => {
+      const res = await request(plants, { body: `{"id":1,"name":"x","deep":${'['.repeat(500_000)}}` });
+      expect(res.body).toEqual({ error: 400, message: 'Request body is nested deeper than 64 levels' });
+    });
+
+    it('should keep the last of a repeated key, whichever parser path reads the body', async () => {
+      const [small, large] = [freshId(), 9007199254740993n + BigInt(freshId())];
+      const first = await request(plants, { body: `{"id":${large},"name":"First","name":"Last","id":${small}}` });
+      expect(first.body).toEqual({ name: 'Last' });
+      const second = await request(plants, { body: `{"id":${small},"name":"A","id":${large},"name":"B"}` });
+      expect(second.body).toEqual({ name: 'B' });
+      expect((await request(`${plants}/${large}`, { method: 'GET' })).text).toBe(`{"id":${large},"name":"B"}`);
+    });
+
+    it('should drop a __proto__ key spelled with escapes like any unknown field', async () => {
+      const id = 9007199254740993n + BigInt(freshId());
+      const res = await request(plants, { body: `{"\\u005f_proto__":{"polluted":true},"id":${id},"name":"Safe"}` });
+      expect(res.body).toEqual({ name: 'Safe' });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
     it('should drop __proto__ keys like any unknown field', async () => {
       const res = await request(plants, { body: `{"__proto__":{"polluted":true},"id":${freshId()},"name":"Safe"}` });
       expect(res.body).toEqual({ name: 'Safe' });
