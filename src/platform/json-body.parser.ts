@@ -2,16 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { BadRequestException } from '@nestjs/common';
 import { isSafeNumber } from 'lossless-json';
 import { scan } from 'secure-json-parse';
-import { JsonShape, scanJson } from './json-shape';
+import { JsonShape, MAX_NUMBER_LENGTH, scanJson } from './json-shape';
 
 /** Deeper bodies are refused before they are parsed (CONTRACT: "Request bodies"). */
 export const MAX_JSON_DEPTH = 64;
 // The parts of a JSON number: sign, integer digits, fraction digits, exponent. Anchored and without
 // nested repetition, so it is linear in the literal; it runs only on literals of MAX_NUMBER_LENGTH or less.
 const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
-// An int64 has at most 20 characters; with a fraction or an exponent, a few dozen spell one at most.
-// A longer literal is "not an int64" at once, and is never read further.
-const MAX_NUMBER_LENGTH = 40;
 // An integer is built only up to 20 digits (every int64 and just beyond): longer ones are out of any range.
 const MAX_INTEGER_DIGITS = 20;
 const MAY_HOLD_PROTOTYPE_KEY = /"(?:__proto__|constructor)"/;

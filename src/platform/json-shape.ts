@@ -7,8 +7,8 @@ export interface JsonShape {
   /** Some string holds a backslash escape, so a key may spell `__proto__` in a way no plain search finds. */
   readonly escapes: boolean;
   /**
-   * `[start, end)` of each well-formed number literal in a value position that JSON.parse could round:
-   * 16 digits or more, or an exponent.
+   * `[start, end)` of each well-formed number literal in a value position that JSON.parse could round
+   * (16 digits or more, or an exponent beyond the safe range), or that is over MAX_NUMBER_LENGTH.
    */
   readonly numbers: readonly (readonly [number, number])[];
 }
@@ -19,6 +19,11 @@ const NOT_BLANK = /\S/;
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 // Below this many digits and without an exponent, JSON.parse reads a number exactly (2^53 has 16 digits).
 const EXACT_DIGITS = 15;
+/**
+ * An int64 has at most 20 characters; with a fraction or an exponent, a few dozen spell one at most.
+ * A longer literal is always reported, and read as "not an int64" without being parsed.
+ */
+export const MAX_NUMBER_LENGTH = 40;
 // The smallest normal double: below it, fewer digits are kept.
 const MIN_NORMAL = 2 ** -1022;
 
@@ -95,6 +100,7 @@ function numberEnd(text: string, start: number): number {
  * 15-digit decimal exactly enough (beyond 2^53, or below the normal doubles): JSON.parse could round it.
  */
 function mayBeRounded(text: string, start: number, end: number): boolean {
+  if (end - start > MAX_NUMBER_LENGTH) return true;
   let digits = 0;
   let exponent = false;
   for (let i = start; i < end; i++) {
