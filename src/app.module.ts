@@ -8,6 +8,7 @@ import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { RequestValidationPipe } from './validation/request-validation.pipe';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
@@ -27,6 +28,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LifecycleModule,
         DatabaseModule.forRoot([...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS]),
         WebhooksModule.forRoot(config.webhooks),
         LoggingModule,

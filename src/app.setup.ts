@@ -6,6 +6,7 @@ import { Logger } from 'pino';
 import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig, TrustProxy } from './config/app-config';
+import { ShutdownSignal } from './lifecycle/shutdown-signal';
 import { parseJsonBody } from './platform/json-body.parser';
 import { addSecurityHeaders } from './platform/security-headers';
 import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
@@ -66,9 +67,15 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   app.getHttpServer().headersTimeout = config.timeouts.requestMs;
 
   logRequests(fastify, app.get<Logger>(PINO_LOGGER));
+  const shutdown = app.get(ShutdownSignal);
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
     done();
+  });
+  // While shutting down, every answer tells the client not to send another request on this connection.
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    if (shutdown.raised) void reply.header('connection', 'close');
+    done(null, payload);
   });
   addSecurityHeaders(fastify, `/${DOCS_PATH}`);
   if (config.corsOrigins.length > 0) {

@@ -8,6 +8,7 @@ import { AccessTokenVerifier } from './auth/access-token.verifier';
 import { ConfigError } from './config/config.error';
 import { loadConfig } from './config/load-config';
 import { Database } from './database/database';
+import { shutDownGracefully } from './lifecycle/graceful-shutdown';
 import { startupSummary } from './logging/startup-summary';
 
 async function bootstrap(): Promise<void> {
@@ -45,8 +46,9 @@ async function bootstrap(): Promise<void> {
 }
 
 /**
- * SIGTERM/SIGINT: stop taking connections, let requests in flight finish, close the store, exit 0.
- * Past `timeoutMs` it gives up waiting and exits 1.
+ * SIGTERM/SIGINT: readiness 503 and webhook sends aborted at once, stop taking connections, let
+ * requests in flight finish, close the store, exit 0 (`shutDownGracefully`). Past `timeoutMs`, which
+ * that order keeps it well inside, it gives up waiting and exits 1.
  */
 function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: number): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -56,7 +58,7 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
         logger.error(`Shutdown did not finish within ${timeoutMs} ms; exiting`);
         process.exit(1);
       }, timeoutMs).unref();
-      app.close().then(
+      shutDownGracefully(app, timeoutMs).then(
         () => {
           logger.log('Shutdown complete');
           // Exit once the log is written and nothing else holds the process; at the latest in 100 ms.

@@ -166,6 +166,20 @@ describePostgres('PostgreSQL', () => {
         ]);
       });
 
+      it('should isolate a refused plant in a batch of 500 by halving it, not by 500 transactions at once', async () => {
+        const plants = Array.from({ length: 500 }, (_, i) => ({
+          id: BigInt(i),
+          name: i === 137 ? 'nul \u0000 inside' : `plant ${i}`,
+        }));
+        const results = await Promise.allSettled(plants.map((plant) => repository.create(plant)));
+        expect(results.filter((result) => result.status === 'rejected')).toHaveLength(1);
+        expect(results[137].status).toBe('rejected');
+        const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.plants`);
+        expect(rows).toEqual([{ n: 499 }]);
+        // Each half that holds no refused plant commits as one: about log2(500) transactions, one at a time.
+        expect(await transactions()).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(500)));
+      });
+
       it('should finish the creates in flight before it closes', async () => {
         const plants = Array.from({ length: 20 }, (_, i) => ({ id: BigInt(i), name: `late ${i}` }));
         const pending = Promise.all(plants.map((plant) => repository.create(plant)));

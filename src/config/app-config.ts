@@ -58,6 +58,8 @@ export abstract class AppConfig {
   abstract readonly database: DatabaseConfig;
   /** Accepted static bearer tokens; none and no JWT means "make a development token" (never in production). */
   abstract readonly authTokens: readonly string[];
+  /** Failed authentications per client address and minute before that address gets 429 without a valid credential. */
+  abstract readonly authFailuresPerMinute: number;
   abstract readonly jwt?: JwtConfig;
   abstract readonly production: boolean;
   /** Largest accepted request body, in bytes. */

@@ -102,7 +102,10 @@ export class EnvironmentVariables {
   @IsString()
   TRUST_PROXY?: string;
 
-  @IntegerBetween('SHUTDOWN_TIMEOUT_MS', 100, 600000)
+  @IntegerBetween('AUTH_FAILURES_PER_MINUTE', 1, 1000000)
+  AUTH_FAILURES_PER_MINUTE?: number;
+
+  @IntegerBetween('SHUTDOWN_TIMEOUT_MS', 2000, 600000)
   SHUTDOWN_TIMEOUT_MS?: number;
 
   @IntegerBetween('KEEP_ALIVE_TIMEOUT_MS', 1000, 3600000)

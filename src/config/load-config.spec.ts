@@ -10,6 +10,7 @@ describe('loadConfig', () => {
         host: '0.0.0.0',
         database: { kind: 'sqlite', path: resolve('data/plants.db') },
         authTokens: [],
+        authFailuresPerMinute: 600,
         jwt: undefined,
         production: false,
         bodyLimit: 1048576,
@@ -34,7 +35,8 @@ describe('loadConfig', () => {
         PORT: '8080',
         HOST: '127.0.0.1',
         DATABASE_URL: 'postgresql://plants@db:5432/plants',
-        AUTH_TOKENS: ' one , two,, three= ',
+        AUTH_TOKENS: ` ${'1'.repeat(32)} , ${'2'.repeat(40)},, ${'3'.repeat(35)}= `,
+        AUTH_FAILURES_PER_MINUTE: '30',
         AUTH_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
         AUTH_JWT_ISSUER: 'https://idp.example.com/',
         AUTH_JWT_AUDIENCE: 'plant-store',
@@ -51,7 +53,7 @@ describe('loadConfig', () => {
         RATE_LIMIT_PER_MINUTE: '600',
         REDIS_URL: 'redis://cache:6379/2',
         TRUST_PROXY: '10.0.0.0/8, 192.168.1.7, ::1, loopback',
-        SHUTDOWN_TIMEOUT_MS: '5000',
+        SHUTDOWN_TIMEOUT_MS: '3500',
         KEEP_ALIVE_TIMEOUT_MS: '65000',
         REQUEST_TIMEOUT_MS: '10000',
       });
@@ -65,7 +67,8 @@ describe('loadConfig', () => {
           connectAttempts: 3,
           queryTimeoutMs: 2500,
         },
-        authTokens: ['one', 'two', 'three='],
+        authTokens: ['1'.repeat(32), '2'.repeat(40), `${'3'.repeat(35)}=`],
+        authFailuresPerMinute: 30,
         jwt: {
           jwksUrl: 'https://idp.example.com/.well-known/jwks.json',
           publicKey: undefined,
@@ -80,7 +83,7 @@ describe('loadConfig', () => {
         corsOrigins: ['https://a.example', 'https://b.example'],
         rateLimit: { perMinute: 600, redisUrl: 'redis://cache:6379/2' },
         trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1', 'loopback'],
-        timeouts: { shutdownMs: 5000, keepAliveMs: 65000, requestMs: 10000 },
+        timeouts: { shutdownMs: 3500, keepAliveMs: 65000, requestMs: 10000 },
       });
     });
 
@@ -162,6 +165,31 @@ describe('loadConfig', () => {
       [
         { NODE_ENV: 'production' },
         'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
+      ],
+      [
+        { NODE_ENV: 'production', AUTH_TOKENS: `${'a'.repeat(32)},change-me` },
+        'Invalid configuration: each of AUTH_TOKENS must be at least 32 characters when NODE_ENV=production (make one with: openssl rand -hex 32)',
+      ],
+      [
+        {
+          NODE_ENV: 'production',
+          AUTH_JWKS_URL: 'http://idp.example.com/jwks.json',
+          AUTH_JWT_ISSUER: 'i',
+          AUTH_JWT_AUDIENCE: 'a',
+        },
+        'Invalid configuration: AUTH_JWKS_URL must be https when NODE_ENV=production',
+      ],
+      [
+        { DATABASE_URL: 'postgres://db/plants', DATABASE_QUERY_TIMEOUT_MS: '15000' },
+        'Invalid configuration: SHUTDOWN_TIMEOUT_MS (10000) must be at least DATABASE_QUERY_TIMEOUT_MS (15000) + 1000: a request in flight at SIGTERM may wait that long on PostgreSQL',
+      ],
+      [
+        { SHUTDOWN_TIMEOUT_MS: '500' },
+        'Invalid configuration: SHUTDOWN_TIMEOUT_MS must be an integer between 2000 and 600000',
+      ],
+      [
+        { AUTH_FAILURES_PER_MINUTE: '0' },
+        'Invalid configuration: AUTH_FAILURES_PER_MINUTE must be an integer between 1 and 1000000',
       ],
     ])('should refuse %j with one line naming the variable', (env, message) => {
       expect(() => loadConfig(env)).toThrow(new ConfigError(message));

@@ -5,6 +5,7 @@ import { AppConfig, DatabaseConfig, JwtConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { webhookConfig } from './webhook-config';
+import { SHUTDOWN_RESERVE_MS } from '../lifecycle/graceful-shutdown';
 import { commaList } from './comma-list';
 import { trustProxy } from './trust-proxy';
 
@@ -12,6 +13,8 @@ export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 // The characters RFC 6750 allows in a bearer token.
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+// In production a static token must be at least this long (`openssl rand -hex 32` makes 64 characters).
+const MIN_PRODUCTION_TOKEN_LENGTH = 32;
 
 /**
  * Validates the environment and turns it into an `AppConfig`.
@@ -40,12 +43,28 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
     );
   }
+  if (production && authTokens.some((token) => token.length < MIN_PRODUCTION_TOKEN_LENGTH)) {
+    throw new ConfigError(
+      `Invalid configuration: each of AUTH_TOKENS must be at least ${MIN_PRODUCTION_TOKEN_LENGTH} characters when NODE_ENV=production (make one with: openssl rand -hex 32)`,
+    );
+  }
+  if (production && jwt?.jwksUrl !== undefined && !jwt.jwksUrl.startsWith('https:')) {
+    throw new ConfigError('Invalid configuration: AUTH_JWKS_URL must be https when NODE_ENV=production');
+  }
+  const database = databaseConfig(vars);
+  const shutdownMs = vars.SHUTDOWN_TIMEOUT_MS ?? 10000;
+  if (database.kind === 'postgres' && shutdownMs < database.queryTimeoutMs + SHUTDOWN_RESERVE_MS) {
+    throw new ConfigError(
+      `Invalid configuration: SHUTDOWN_TIMEOUT_MS (${shutdownMs}) must be at least DATABASE_QUERY_TIMEOUT_MS (${database.queryTimeoutMs}) + ${SHUTDOWN_RESERVE_MS}: a request in flight at SIGTERM may wait that long on PostgreSQL`,
+    );
+  }
 
   return {
     port: vars.PORT ?? 3000,
     host: vars.HOST ?? '0.0.0.0',
-    database: databaseConfig(vars),
+    database,
     authTokens,
+    authFailuresPerMinute: vars.AUTH_FAILURES_PER_MINUTE ?? 600,
     jwt,
     production,
     bodyLimit: vars.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
@@ -63,7 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     trustProxy: trustProxy(vars.TRUST_PROXY),
     webhooks: webhookConfig(vars),
     timeouts: {
-      shutdownMs: vars.SHUTDOWN_TIMEOUT_MS ?? 10000,
+      shutdownMs,
       // Longer than the idle timeout of common load balancers (AWS ALB: 60 s), so they close first.
       keepAliveMs: vars.KEEP_ALIVE_TIMEOUT_MS ?? 75000,
       requestMs: vars.REQUEST_TIMEOUT_MS ?? 30000,

@@ -52,6 +52,14 @@ describe('webhook configuration', () => {
       { WEBHOOK_URLS: 'https://ok.example, nope' },
       'WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs',
     ],
+    [
+      { WEBHOOK_URLS: 'https://ok.example, https://user:hunter2@hooks.example/x' },
+      'WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
+    ],
+    [
+      { WEBHOOK_URLS: 'https://token@hooks.example/x' },
+      'WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
+    ],
     [{ WEBHOOK_SECRET: undefined }, 'WEBHOOK_SECRET is required when WEBHOOK_URLS is set'],
     [
       { WEBHOOK_SECRET: 'hunter2' },

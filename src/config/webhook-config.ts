@@ -20,6 +20,12 @@ export function webhookConfig(vars: EnvironmentVariables): WebhookConfig | undef
       'Invalid configuration: WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs',
     );
   }
+  // fetch refuses a URL with credentials in it: every send would fail.
+  if (urls.some(hasCredentials)) {
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
+    );
+  }
   const secrets = commaList(vars.WEBHOOK_SECRET);
   if (secrets.length === 0) {
     throw new ConfigError('Invalid configuration: WEBHOOK_SECRET is required when WEBHOOK_URLS is set');
@@ -50,6 +56,11 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+function hasCredentials(value: string): boolean {
+  const url = new URL(value);
+  return url.username !== '' || url.password !== '';
 }
 
 function isSecret(value: string): boolean {

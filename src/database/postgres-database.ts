@@ -17,11 +17,20 @@ export interface PostgresOptions {
 }
 
 const MAX_BACKOFF_MS = 5000;
+// pg's own wait for an answer runs this much longer than the server's statement_timeout, so the
+// server cancels a slow statement itself (and frees its locks) before the client gives up on it.
+const CLIENT_TIMEOUT_MARGIN_MS = 500;
 
 /**
  * PostgreSQL through one pool per instance, shared by every feature. Statements are unnamed (no
- * server-side prepared ones), so PgBouncer in transaction mode works; each one is bounded by
- * `queryTimeoutMs`, after which pg fails it and the pool closes that connection.
+ * server-side prepared ones), so PgBouncer in transaction mode works.
+ *
+ * Nothing waits past `queryTimeoutMs`: every connection carries it as `statement_timeout`,
+ * `lock_timeout` and `idle_in_transaction_session_timeout`, so the server cancels a statement that
+ * runs or waits on a lock too long (a migration's or an operator's `LOCK TABLE`, say); pg's
+ * `query_timeout`, a little longer, covers a server that does not answer at all; and waiting for a
+ * pool slot is bounded by the same time. A connection whose statement timed out is destroyed, never
+ * rolled back in place (the ROLLBACK would queue behind what held it).
  */
 export class PostgresDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'postgres';
@@ -43,8 +52,11 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       application_name: 'plant-store',
       connectionString: options.url,
       max: options.poolMax,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: Math.min(5000, options.queryTimeoutMs),
       idleTimeoutMillis: 30000,
+      statement_timeout: options.queryTimeoutMs,
+      lock_timeout: options.queryTimeoutMs,
+      idle_in_transaction_session_timeout: options.queryTimeoutMs,
     });
     // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
     // without a listener its error event would end the process.
@@ -111,15 +123,16 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     const config: QueryConfig & { query_timeout: number } = {
       text,
       values,
-      query_timeout: this.options.queryTimeoutMs,
+      query_timeout: this.options.queryTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     };
     return on.query<R>(config);
   }
 
   /**
-   * Runs `work` in one transaction on one connection: BEGIN, work, COMMIT; ROLLBACK on failure. A
-   * connection that failed is closed rather than lent out again (it may be mid-statement or broken).
-   * Errors are not translated: callers classify them (`translate`).
+   * Runs `work` in one transaction on one connection: BEGIN, work, COMMIT. On failure the connection
+   * is destroyed, not rolled back and lent out again: it may be mid-statement, broken, or queued
+   * behind a lock, and closing it ends the transaction on the server at once. Errors are not
+   * translated: callers classify them (`translate`).
    */
   async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
@@ -131,7 +144,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       return result;
     } catch (error) {
       failure = error as Error;
-      await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       client.release(failure);
@@ -156,6 +168,10 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     let failed = false;
     try {
       await client.query('BEGIN');
+      // A migration may take long, or wait for another instance's: the per-connection limits that
+      // bound every request do not apply to it.
+      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query('SET LOCAL lock_timeout = 0');
       await client.query("SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))");
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
                             version    INTEGER PRIMARY KEY,

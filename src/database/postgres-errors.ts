@@ -16,10 +16,18 @@ const UNAVAILABLE_MESSAGES =
 
 // What pg throws when a query's `query_timeout` passes before the server answers.
 const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+// The server's own limits (set on every connection): 57014 query_canceled (statement_timeout),
+// 55P03 lock_not_available (lock_timeout), 25P03 idle_in_transaction_session_timeout.
+const SERVER_TIMEOUT_SQLSTATE = new Set(['57014', '55P03', '25P03']);
 
-/** True when the server took a query but did not answer within its `query_timeout`. */
+/**
+ * True when a statement ran out of time: the server cancelled it (statement or lock timeout), or it
+ * took the statement but did not answer within pg's `query_timeout`.
+ */
 export function isQueryTimeout(error: unknown): boolean {
-  return error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE;
+  if (!(error instanceof Error)) return false;
+  const { code } = error as { code?: unknown };
+  return error.message === QUERY_TIMEOUT_MESSAGE || (typeof code === 'string' && SERVER_TIMEOUT_SQLSTATE.has(code));
 }
 
 /** True when a pg error says the database is out of reach, so a retry later may succeed. */

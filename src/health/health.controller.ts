@@ -3,6 +3,7 @@ import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
+import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { ApiErrorResponses } from '../errors/api-error-responses.decorator';
 import { DatabaseHealthIndicator } from './database.health-indicator';
 import { HealthCheckDto } from './dto/health-check.dto';
@@ -15,6 +16,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: DatabaseHealthIndicator,
+    private readonly shutdown: ShutdownSignal,
   ) {}
 
   /** Liveness: 200 while the process runs and serves HTTP. For restarts, not for traffic. */
@@ -30,16 +32,23 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Readiness: 200 only when the database answers and migrations are done; 503 otherwise. */
+  /**
+   * Readiness: 200 only when the database answers (and, for SQLite, the file can be written) and
+   * migrations are done; 503 otherwise, and from the moment SIGTERM arrives.
+   */
   @Get('ready')
   @Public()
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({ operationId: 'readiness', summary: 'Readiness', security: [] })
   @ApiOkResponse({ type: HealthCheckDto, description: 'Ready for traffic: the database answers and is migrated.' })
   @ApiErrorResponses({
-    503: ['Not ready: the database is unreachable or not migrated.', 'Not ready: database is down'],
+    503: [
+      'Not ready: the database is unreachable or not migrated, or the service is shutting down.',
+      'Not ready: database is down',
+    ],
   })
   async ready(): Promise<HealthCheckResult> {
+    if (this.shutdown.raised) throw new ServiceUnavailableException('Not ready: shutting down');
     try {
       return await this.health.check([() => this.database.check('database')]);
     } catch (error) {

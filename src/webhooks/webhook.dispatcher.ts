@@ -25,7 +25,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private readonly logger = new Logger('Webhooks');
   private readonly leaseMs: number;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly shutdown = new AbortController();
+  /** Aborted by the shutdown signal, or by the module's destruction if that comes first. */
+  private readonly stopped = new AbortController();
   private readonly results: Batcher<{ delivery: ClaimedDelivery; result: AttemptResult }, void>;
   private running = false;
   private loop?: Promise<void>;
@@ -40,10 +41,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     private readonly store: DeliveriesStore,
     private readonly sender: WebhookSender,
     private readonly metrics: WebhookMetrics,
+    /** Raised at SIGTERM: sends in flight are aborted and go back to pending; nothing more is claimed. */
+    shutdown: AbortSignal,
   ) {
     this.leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
-    // Each send in flight listens for shutdown: up to `concurrency` listeners, not a leak.
-    setMaxListeners(config.concurrency + 10, this.shutdown.signal);
+    // Each send in flight listens for the stop: up to `concurrency` listeners, not a leak.
+    setMaxListeners(config.concurrency + 10, this.stopped.signal);
+    shutdown.addEventListener('abort', () => this.stop(), { once: true });
     // Results that finish in one event-loop turn are recorded by one statement (one commit, one fsync on SQLite).
     this.results = new Batcher({
       batchingFunction: async (results) => {
@@ -61,18 +65,22 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * SIGTERM: stop claiming, give the sends in flight up to the timeout to finish and be recorded;
-   * past it, abort them and free their claims, so the next start sends them at once. The database
-   * is closed after this.
+   * Normally the shutdown signal has stopped the loop and aborted the sends in flight already (at
+   * SIGTERM, before the listener closed); this waits for the loop and for their claims to be freed
+   * (the next start, or another instance, sends them with the same webhook-id). The database is
+   * closed after this.
    */
   async onModuleDestroy(): Promise<void> {
-    this.running = false;
-    this.wake();
+    this.stop();
     await this.loop;
-    const abort = setTimeout(() => this.shutdown.abort(), this.config.timeoutMs);
     await Promise.all(this.inFlight);
-    clearTimeout(abort);
     await this.results.idlePromise();
+  }
+
+  private stop(): void {
+    this.running = false;
+    this.stopped.abort();
+    this.wake();
   }
 
   /** Called after a commit that wrote deliveries: look at the outbox now rather than at the next poll. */
@@ -134,7 +142,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const host = hostOf(delivery.url);
-    const attempt = await this.sender.send(delivery, this.shutdown.signal);
+    const attempt = await this.sender.send(delivery, this.stopped.signal);
     this.metrics.counted(attempt.outcome);
     const result = this.resultOf(delivery, attempt);
     if (result.kind === 'delivered') {

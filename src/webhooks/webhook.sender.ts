@@ -25,6 +25,7 @@ export class WebhookSender {
   ) {}
 
   async send(delivery: ClaimedDelivery, shutdown: AbortSignal): Promise<Attempt> {
+    if (shutdown.aborted) return { outcome: 'aborted', detail: 'shutting down' };
     const timestamp = Math.floor(Date.now() / 1000);
     // One controller per attempt, aborted by its timer or by shutdown. (Not AbortSignal.any() with
     // the long-lived shutdown signal: on Node 20 that keeps every attempt's signal alive on it.)

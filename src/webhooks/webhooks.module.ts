@@ -3,6 +3,7 @@ import { WebhookConfig } from '../config/app-config';
 import { Database } from '../database/database';
 import { PostgresDatabase } from '../database/postgres-database';
 import { SqliteDatabase } from '../database/sqlite-database';
+import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { PlantsCreatedHook } from '../plants/persistence/plants-created.hook';
 import { OutboxWriter } from './outbox.writer';
 import { DeliveriesStore } from './persistence/deliveries.store';
@@ -43,9 +44,13 @@ export class WebhooksModule {
         WebhookMetrics,
         {
           provide: WebhookDispatcher,
-          inject: [DeliveriesStore, WebhookSender, WebhookMetrics],
-          useFactory: (store: DeliveriesStore, sender: WebhookSender, metrics: WebhookMetrics) =>
-            new WebhookDispatcher(config, store, sender, metrics),
+          inject: [DeliveriesStore, WebhookSender, WebhookMetrics, ShutdownSignal],
+          useFactory: (
+            store: DeliveriesStore,
+            sender: WebhookSender,
+            metrics: WebhookMetrics,
+            shutdown: ShutdownSignal,
+          ) => new WebhookDispatcher(config, store, sender, metrics, shutdown.signal),
         },
         {
           provide: PlantsCreatedHook,

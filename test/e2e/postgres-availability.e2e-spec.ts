@@ -1,5 +1,6 @@
+import { Client } from 'pg';
 import { request } from '../support/http';
-import { createTestSchema, describePostgres, TestSchema, viaPort } from '../support/postgres';
+import { createTestSchema, describePostgres, TestSchema, viaPort, withParams } from '../support/postgres';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -121,5 +122,73 @@ describePostgres('when PostgreSQL hangs (e2e)', () => {
     // The insert reached the server and committed: the same request again is a replay.
     expect(await create(11, 'committed')).toMatchObject({ status: 200, body: { name: 'committed' } });
     expect((await create(11, 'other')).status).toBe(409);
+  });
+});
+
+describePostgres('when another session holds a lock on the plants table (e2e)', () => {
+  const QUERY_TIMEOUT_MS = 1000;
+  const CREATE_TIMEOUT =
+    'The database did not answer in time; the plant may or may not be stored: send the same request again (a replay is safe)';
+  const READ_TIMEOUT = 'The database did not answer in time; retry shortly';
+  let schema: TestSchema;
+  let server: TestApp;
+  let locker: Client;
+
+  beforeAll(async () => {
+    schema = await createTestSchema();
+    server = await createTestApp({ DATABASE_URL: schema.url, DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS) });
+    // An operator's session (or a migration) on the same schema, under another application name.
+    locker = new Client({ connectionString: withParams(schema.url, { application_name: `${schema.name}_locker` }) });
+    await locker.connect();
+  });
+  afterAll(async () => {
+    await locker.end();
+    await server.destroy();
+    await schema.drop();
+  });
+
+  const timed = async (method: string, path: string, body?: unknown) => {
+    const started = Date.now();
+    const result = await request(`${server.url}${path}`, { method, body });
+    return { ...result, ms: Date.now() - started };
+  };
+
+  it('should answer creates and reads 503 within the timeout plus a second, then recover with no connection leaked', async () => {
+    expect((await timed('POST', '/plants', { id: 1, name: 'before' })).status).toBe(200);
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+
+    // Fewer requests than the pool's 10 connections: each waits on the lock, never on a pool slot.
+    const during = await Promise.all([
+      ...[2, 3, 4, 5].map((id) => timed('POST', '/plants', { id, name: 'during' })),
+      timed('GET', '/plants'),
+      timed('GET', '/plants/1'),
+      timed('GET', '/plants?after=1&limit=5'),
+    ]);
+    expect(during.map((result) => result.body)).toEqual([
+      ...Array.from({ length: 4 }, () => ({ error: 503, message: CREATE_TIMEOUT })),
+      ...Array.from({ length: 3 }, () => ({ error: 503, message: READ_TIMEOUT })),
+    ]);
+    for (const { ms } of during) expect(ms).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
+    // The lock is still held: the server cancelled those statements, nothing of theirs waits behind it.
+    const waiting = await schema.admin(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+      [schema.name],
+    );
+    expect(waiting.rows[0].n).toBe(0);
+
+    await locker.query('COMMIT');
+    // Twice the pool's size at once: every connection is back, or some of these would time out.
+    const after = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => timed('POST', '/plants', { id: 100 + i, name: 'after' })),
+    );
+    expect(after.map((result) => result.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect((await timed('GET', '/plants/2')).body).toEqual({ error: 404, message: 'No plant with id 2' });
+    const connections = await schema.admin(
+      "SELECT count(*)::int AS total, count(*) FILTER (WHERE state <> 'idle')::int AS busy FROM pg_stat_activity WHERE application_name = $1",
+      [schema.name],
+    );
+    expect(connections.rows[0]).toEqual({ total: expect.any(Number), busy: 0 });
+    expect(connections.rows[0].total).toBeLessThanOrEqual(10);
   });
 });

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { request } from '../support/http';
 import { runUntilExit, ServiceProcess, startService } from '../support/service-process';
 
+// In production a static token has at least 32 characters.
+const PRODUCTION_TOKEN = 'process-token-long-enough-for-production';
+
 describe('node dist/main.js (e2e, the production entry point)', () => {
   let dir: string;
   let service: ServiceProcess | undefined;
@@ -86,10 +89,10 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
 
   describe('logs', () => {
     it('should write one JSON line per request with its id, route, status and time, and never the token', async () => {
-      service = await startService(env({ NODE_ENV: 'production' }));
+      service = await startService(env({ NODE_ENV: 'production', AUTH_TOKENS: PRODUCTION_TOKEN }));
       await request(`${service.url}/plants`, {
         body: { id: 7, name: 'Logged' },
-        auth: 'Bearer process-token',
+        auth: `Bearer ${PRODUCTION_TOKEN}`,
         headers: { 'x-request-id': 'trace-42' },
       });
       await request(`${service.url}/plants`, { body: { id: 8, name: 'x' }, auth: 'Bearer wrong-secret-token' });
@@ -107,7 +110,7 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       expect(refused).toEqual([expect.objectContaining({ level: 30, route: '/plants' })]);
       // One route key per line, taken at the end of the request.
       expect(service.output()).not.toContain('"route":"unmatched"');
-      expect(service.output()).not.toContain('process-token');
+      expect(service.output()).not.toContain(PRODUCTION_TOKEN);
       expect(service.output()).not.toContain('wrong-secret-token');
     });
 

@@ -59,3 +59,39 @@ function parse(received: string, closed: boolean): RawAnswer {
   }
   return { status: status === undefined ? undefined : Number(status), headers, body, closed };
 }
+
+export interface RawConnection {
+  /** Writes more bytes on the open connection. */
+  write(bytes: string): void;
+  /** What came back, once the server has closed the connection (or `waitMs` passed). */
+  answer(waitMs?: number): Promise<RawAnswer>;
+}
+
+/** A connection opened now, written to in parts: a request that is in flight while the test does something else. */
+export async function openRawConnection(url: string, bytes: string): Promise<RawConnection> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.write(bytes);
+  let received = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => (received += chunk));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    write: (more) => socket.write(more),
+    answer: async (waitMs = 5000) => {
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = await Promise.race([
+        closed.then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), waitMs))),
+      ]);
+      clearTimeout(timer);
+      socket.destroy();
+      return parse(received, !gaveUp);
+    },
+  };
+}

@@ -7,6 +7,7 @@ import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { configureApp, createFastifyAdapter } from '../../src/app.setup';
 import { loadConfig } from '../../src/config/load-config';
+import { shutDownGracefully } from '../../src/lifecycle/graceful-shutdown';
 
 export const TEST_TOKEN = 'test-token-0123456789';
 
@@ -66,7 +67,7 @@ export async function createTestApp(
   const url = await app.getUrl();
   let closed = false;
   const close = async () => {
-    if (!closed) await app.close();
+    if (!closed) await shutDownGracefully(app, 10000);
     closed = true;
   };
   return {
