@@ -4,7 +4,19 @@ import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
 import { Database } from './database';
 import { inVersionOrder, Migration, newerSchemaError } from './migration';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isBusy, sqliteFailure } from './sqlite-errors';
 import { StorageError } from './storage.error';
+
+/**
+ * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
+ * shell) fails at once with SQLITE_BUSY (busy_timeout 0: SQLite's own wait would hold the event loop),
+ * and `retryWhileBusy` tries it again off the loop, every BUSY_RETRY_MS, for up to BUSY_WAIT_MS; then
+ * it is a 503. Connections of this process never wait on each other (no transaction spans a turn).
+ */
+export const BUSY_WAIT_MS = 250;
+const BUSY_RETRY_MS = 25;
+const MIGRATION_BUSY_TIMEOUT_MS = 5000;
 
 /** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
@@ -42,7 +54,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     if (!this.relaxed) {
       this.relaxed = new BetterSqlite3(this.path);
       this.relaxed.pragma('synchronous = NORMAL');
-      this.relaxed.pragma('busy_timeout = 5000');
+      this.relaxed.pragma('busy_timeout = 0');
       this.relaxed.defaultSafeIntegers(true);
     }
     return this.relaxed;
@@ -55,9 +67,10 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     db.pragma('journal_mode = WAL');
     // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
     db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
     db.defaultSafeIntegers(true);
     migrate(db, this.migrations);
+    db.pragma('busy_timeout = 0');
     this.db = db;
   }
 
@@ -69,12 +82,19 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     this.db = undefined;
   }
 
+  /**
+   * Migrated, and writable: the write lock can be taken (and is given back at once). Another
+   * process holding it, a read-only file or folder: not ready.
+   */
   async ping(): Promise<void> {
     let newest: unknown;
     try {
-      newest = this.connection.prepare('SELECT max(version) FROM schema_migrations').pluck().get();
+      const db = this.connection;
+      newest = db.prepare('SELECT max(version) FROM schema_migrations').pluck().get();
+      db.exec('BEGIN IMMEDIATE');
+      db.exec('ROLLBACK');
     } catch (error) {
-      throw new StorageError('SQLite store is not usable', { cause: error });
+      throw sqliteFailure('SQLite store is not usable', error);
     }
     const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
     if (Number(newest ?? 0) < latest) throw new StorageError('SQLite store is not migrated', { cause: newest });
@@ -106,4 +126,16 @@ function migrate(db: BetterSqlite3.Database, migrations: readonly Migration[]): 
       record.run(migration.version, migration.name, new Date().toISOString());
     }
   }).immediate();
+}
+
+/** Runs `work` (synchronous SQLite), again after a pause off the event loop while the file is busy. */
+export async function retryWhileBusy<T>(work: () => T): Promise<T> {
+  for (let waited = 0; ; waited += BUSY_RETRY_MS) {
+    try {
+      return work();
+    } catch (error) {
+      if (!isBusy(error) || waited >= BUSY_WAIT_MS) throw error;
+    }
+    await sleep(BUSY_RETRY_MS);
+  }
 }

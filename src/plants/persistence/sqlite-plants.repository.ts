@@ -1,8 +1,9 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
-import { SqliteDatabase } from '../../database/sqlite-database';
+import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
 import { TurnBatcher } from '../../database/turn-batcher';
-import { StorageError } from '../../database/storage.error';
+import { sqliteFailure } from '../../database/sqlite-errors';
+import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
 import { PlantsCreatedHook } from './plants-created.hook';
@@ -77,14 +78,26 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
     return (await this.writes.submit({ remove: id })) as boolean;
   }
 
-  /** One transaction for the batch; when it fails, each write alone. */
-  private writeMany(writes: readonly Write[]): WriteOutcome[] {
+  /**
+   * One transaction for the batch, tried again off the event loop while another process holds the
+   * file's write lock (`retryWhileBusy`). When the file cannot be written (still locked, disk full or
+   * failing), every write of the batch fails at once with a 503, never retried one by one; any other
+   * failure is taken to be one write's own, and each write runs alone so that only it fails.
+   */
+  private async writeMany(writes: readonly Write[]): Promise<WriteOutcome[]> {
     let outcomes: WriteOutcome[];
     try {
-      outcomes = this.run('SQLite failed to store or delete plants', (s) => s.writeBatch(writes));
+      outcomes = await retryWhileBusy(() =>
+        this.run('SQLite failed to store or delete plants', (s) => s.writeBatch(writes)),
+      );
     } catch (error) {
-      if (writes.length > 1) return writes.flatMap((write) => this.writeMany([write]));
-      return [new StorageError(failureMessage(writes[0]), { cause: (error as StorageError).cause })];
+      const cause = (error as Error).cause;
+      if (writes.length === 1 || error instanceof StorageUnavailableError) {
+        return writes.map((write) => sqliteFailure(failureMessage(write), cause));
+      }
+      const alone: WriteOutcome[] = [];
+      for (const write of writes) alone.push(...(await this.writeMany([write])));
+      return alone;
     }
     if (this.hook !== undefined && outcomes.some((outcome) => isCreated(outcome))) this.hook.committed();
     return outcomes;
@@ -97,7 +110,7 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
       this.statements ??= prepare(this.database.connection, this.hook);
       return work(this.statements);
     } catch (error) {
-      throw new StorageError(message, { cause: error });
+      throw sqliteFailure(message, error);
     }
   }
 }

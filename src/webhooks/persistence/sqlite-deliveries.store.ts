@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDatabase } from '../../database/sqlite-database';
-import { StorageError } from '../../database/storage.error';
+import { sqliteFailure } from '../../database/sqlite-errors';
 import { AttemptResult, Backlog, ClaimedDelivery, DeliveriesStore, NewDelivery } from './deliveries.store';
 
 interface ClaimedRow {
@@ -33,6 +34,15 @@ export function insertDeliveriesSqlite(connection: BetterSqlite3.Database, deliv
 }
 
 /**
+ * The clock of leases: the wall clock when this process started, then the monotonic clock. A wall
+ * clock set forward (NTP, an operator) would expire every lease at once, and the dispatcher would
+ * claim again what it is sending.
+ */
+function leaseClock(): number {
+  return Math.floor(performance.timeOrigin + performance.now());
+}
+
+/**
  * The outbox in the SQLite file, for the dispatcher. Times are Unix milliseconds of this one
  * instance's clock. Rows are written by the plant's transaction (`insertDeliveriesSqlite`, fsynced
  * with the plant); claims and results go through the relaxed connection, not fsynced on their own.
@@ -46,8 +56,8 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
 
   async claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const now = Date.now();
-    const rows = this.run((s) => s.claim.all({ now, until: now + leaseMs, token, limit }));
+    const leaseNow = leaseClock();
+    const rows = this.run((s) => s.claim.all({ now: Date.now(), leaseNow, until: leaseNow + leaseMs, token, limit }));
     return rows.map((row) => ({
       id: row.id.toString(),
       webhookId: row.webhook_id,
@@ -80,17 +90,20 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
       this.statements ??= prepare(this.database.relaxedConnection);
       return work(this.statements);
     } catch (error) {
-      throw new StorageError('SQLite failed to read or update the webhook outbox', { cause: error });
+      throw sqliteFailure('SQLite failed to read or update the webhook outbox', error);
     }
   }
 }
 
 function prepare(db: BetterSqlite3.Database) {
-  const claim = db.prepare<[{ now: number; until: number; token: string; limit: number }], ClaimedRow>(
+  const claim = db.prepare<
+    [{ now: number; leaseNow: number; until: number; token: string; limit: number }],
+    ClaimedRow
+  >(
     `UPDATE webhook_deliveries SET locked_until = @until, lease_token = @token
      WHERE id IN (SELECT id FROM webhook_deliveries
                   WHERE status = 'pending' AND next_attempt_at <= @now
-                    AND (locked_until IS NULL OR locked_until <= @now)
+                    AND (locked_until IS NULL OR locked_until <= @leaseNow)
                   ORDER BY next_attempt_at LIMIT @limit)
      RETURNING id, webhook_id, url, payload, attempts, created_at`,
   );
