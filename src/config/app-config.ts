@@ -38,11 +38,9 @@ export interface WebhookConfig {
   readonly pollIntervalMs: number;
 }
 
-/** The rate limit: requests per minute per principal, counted in Redis when `redisUrl` is set. */
+/** The rate limit: requests per minute per principal (counted in Redis when `AppConfig.redisUrl` is set). */
 export interface RateLimitConfig {
   readonly perMinute: number;
-  /** REDIS_URL: counters shared by every instance. Unset: counted in each process. */
-  readonly redisUrl?: string;
 }
 
 /** TRUST_PROXY: off, a number of proxy hops, or the addresses and CIDR ranges of trusted proxies. */
@@ -73,6 +71,8 @@ export abstract class AppConfig {
   abstract readonly corsOrigins: readonly string[];
   /** Undefined when RATE_LIMIT_PER_MINUTE is unset: no rate limit. */
   abstract readonly rateLimit?: RateLimitConfig;
+  /** REDIS_URL: the rate limit's and the failed authentications' counters, shared by every instance. Unset: counted in each process. */
+  abstract readonly redisUrl?: string;
   /** Fastify's `trustProxy`: whether, and from which hops, `X-Forwarded-For` gives the client address. */
   abstract readonly trustProxy: TrustProxy;
   /** Undefined when WEBHOOK_URLS is unset: the webhook is off and nothing is recorded. */

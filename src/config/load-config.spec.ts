@@ -19,6 +19,7 @@ describe('loadConfig', () => {
         metrics: { public: false, port: undefined },
         corsOrigins: [],
         rateLimit: undefined,
+        redisUrl: undefined,
         trustProxy: false,
         timeouts: { shutdownMs: 10000, keepAliveMs: 75000, requestMs: 30000 },
       });
@@ -81,7 +82,8 @@ describe('loadConfig', () => {
         log: { level: 'debug', format: 'json' },
         metrics: { public: true, port: 9100 },
         corsOrigins: ['https://a.example', 'https://b.example'],
-        rateLimit: { perMinute: 600, redisUrl: 'redis://cache:6379/2' },
+        rateLimit: { perMinute: 600 },
+        redisUrl: 'redis://cache:6379/2',
         trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1', 'loopback'],
         timeouts: { shutdownMs: 3500, keepAliveMs: 65000, requestMs: 10000 },
       });

@@ -75,10 +75,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
     corsOrigins: commaList(vars.CORS_ORIGINS),
-    rateLimit:
-      vars.RATE_LIMIT_PER_MINUTE === undefined
-        ? undefined
-        : { perMinute: vars.RATE_LIMIT_PER_MINUTE, redisUrl: vars.REDIS_URL },
+    rateLimit: vars.RATE_LIMIT_PER_MINUTE === undefined ? undefined : { perMinute: vars.RATE_LIMIT_PER_MINUTE },
+    redisUrl: vars.REDIS_URL,
     trustProxy: trustProxy(vars.TRUST_PROXY),
     webhooks: webhookConfig(vars),
     timeouts: {

@@ -33,7 +33,8 @@ describe('startupSummary', () => {
       `Plant Store 1.0.0 on Node ${process.version}; store: PostgreSQL db.internal:5432/plants; ` +
         'migrations: 1 (create plants), 2 (create webhook_deliveries); listening on http://0.0.0.0:3000; ' +
         'auth: 2 static token(s) and JWTs (keys from idp.example); ' +
-        'rate limit: 600/min per principal, counted in Redis at cache.internal:6380; ' +
+        'rate limit: 600/min per principal; failed authentications: at most 600/min per client address; ' +
+        'counters: in Redis at cache.internal:6380; ' +
         'webhooks: to hooks.example, 10.0.0.7:8080',
     );
     for (const secret of ['secret', 'password', 'token=', 'whsec_']) expect(line).not.toContain(secret);
@@ -47,6 +48,9 @@ describe('startupSummary', () => {
     });
     expect(line).toContain('store: SQLite file /data/plants.db');
     expect(line).toContain('listening on http://[::]:8080');
-    expect(line).toContain('auth: the development token; rate limit: off; webhooks: off');
+    expect(line).toContain(
+      'auth: the development token; rate limit: off; failed authentications: at most 600/min per client address; ' +
+        'counters: in this instance; webhooks: off',
+    );
   });
 });

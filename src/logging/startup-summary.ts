@@ -24,6 +24,8 @@ export function startupSummary(config: AppConfig, state: RunningState): string {
     `listening on ${listeningOn(state.address)}`,
     `auth: ${authModes(config, state.developmentToken)}`,
     `rate limit: ${rateLimit(config)}`,
+    `failed authentications: at most ${config.authFailuresPerMinute}/min per client address`,
+    `counters: ${config.redisUrl === undefined ? 'in this instance' : `in Redis at ${hostOf(config.redisUrl)}`}`,
     `webhooks: ${webhooks(config)}`,
   ].join('; ');
 }
@@ -48,10 +50,7 @@ function authModes(config: AppConfig, developmentToken: boolean): string {
 }
 
 function rateLimit(config: AppConfig): string {
-  if (config.rateLimit === undefined) return 'off';
-  const { perMinute, redisUrl } = config.rateLimit;
-  const where = redisUrl === undefined ? 'counted in this instance' : `counted in Redis at ${hostOf(redisUrl)}`;
-  return `${perMinute}/min per principal, ${where}`;
+  return config.rateLimit === undefined ? 'off' : `${config.rateLimit.perMinute}/min per principal`;
 }
 
 function webhooks(config: AppConfig): string {

@@ -3,7 +3,6 @@ import { APP_GUARD } from '@nestjs/core';
 import { getOptionsToken, getStorageToken, ThrottlerModuleOptions } from '@nestjs/throttler';
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitConfig } from '../config/app-config';
-import { MetricsService } from '../metrics/metrics.service';
 import { PrincipalThrottlerGuard } from './principal-throttler.guard';
 import { RateLimitStorage } from './rate-limit.storage';
 
@@ -27,16 +26,11 @@ export class RateLimitModule {
       imports: [AuthModule],
       providers: [
         { provide: getOptionsToken(), useValue: options },
-        {
-          provide: RateLimitStorage,
-          useFactory: (metrics: MetricsService) => new RateLimitStorage(config, metrics),
-          inject: [MetricsService],
-        },
+        // The counters are CountersModule's (global), shared with the failed-authentication limit.
         { provide: getStorageToken(), useExisting: RateLimitStorage },
         // Registered after the bearer guard (AppModule's APP_GUARD), so it sees the verified principal.
         { provide: APP_GUARD, useClass: PrincipalThrottlerGuard },
       ],
-      exports: [RateLimitStorage],
     };
   }
 }

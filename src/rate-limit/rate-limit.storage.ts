@@ -5,8 +5,8 @@ import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import Redis from 'ioredis';
 import { Counter } from 'prom-client';
-import { RateLimitConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
+import { CircuitBreaker } from './circuit-breaker';
 
 /** What the storage answers for a hit (the library does not export the type's name). */
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
@@ -15,15 +15,19 @@ type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>
 const CONNECT_WAIT_MS = 2000;
 /** A Redis that does not answer within this is treated as down for that request. */
 const COMMAND_TIMEOUT_MS = 500;
+/** After a failure, requests are counted here, and Redis is probed once, this often, until it answers. */
+const COOL_DOWN_MS = 2000;
 
 /**
- * The rate limit's counters: in Redis when REDIS_URL is set, so every instance shares one budget per
- * principal; in this process otherwise.
+ * The counters of the rate limit and of failed authentications: in Redis when REDIS_URL is set, so
+ * every instance shares one budget per principal (or per address); in this process otherwise.
  *
- * Redis down fails open to this process's counters, never to a 500 or a wait: a request is counted
- * here instead (the limit then holds per instance, as without Redis), the outage is logged once when
- * it starts and once when it ends, and each such request counts in
- * `plant_store_rate_limit_fallbacks_total`. Readiness does not depend on Redis.
+ * Redis down or hung fails open to this process's counters, never to a 500 or a wait: a circuit
+ * breaker opens at the first failure or timeout, requests are then counted here without asking
+ * Redis, and one background PING every COOL_DOWN_MS decides when to go back. So a hung Redis costs
+ * one command timeout, not one per request. The outage is logged once when it starts and once when
+ * it ends, and each request counted here meanwhile counts in `plant_store_rate_limit_fallbacks_total`.
+ * Readiness does not depend on Redis.
  */
 @Injectable()
 export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
@@ -31,18 +35,20 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   private readonly local = new ThrottlerStorageService();
   private readonly redis?: Redis;
   private readonly shared?: ThrottlerStorageRedisService;
+  private readonly breaker?: CircuitBreaker;
   private readonly fallbacks: Counter;
-  private outage = false;
   private closing = false;
+  /** What the last failure was, for the warning the breaker's opening logs. */
+  private reason?: string;
 
-  constructor(config: RateLimitConfig, metrics: MetricsService) {
+  constructor(redisUrl: string | undefined, metrics: MetricsService) {
     this.fallbacks = new Counter({
       name: 'plant_store_rate_limit_fallbacks_total',
       help: 'Requests counted by this instance alone because Redis (REDIS_URL) did not answer',
       registers: [metrics.registry],
     });
-    if (config.redisUrl === undefined) return;
-    this.redis = new Redis(config.redisUrl, {
+    if (redisUrl === undefined) return;
+    const redis = new Redis(redisUrl, {
       // Fail at once while disconnected, rather than queue the request behind a reconnect.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -51,11 +57,16 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
       // Reconnect for as long as the process runs, at most every 2 s.
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
     });
-    // ioredis reports each failed reconnect here; the outage is logged by `down`, once.
-    this.redis.on('error', (error: Error) => this.down(error));
-    this.redis.on('close', () => this.down(new Error('connection closed')));
-    this.redis.on('ready', () => this.up());
-    this.shared = new ThrottlerStorageRedisService(this.redis);
+    this.redis = redis;
+    this.breaker = new CircuitBreaker({
+      coolDownMs: COOL_DOWN_MS,
+      probe: () => redis.ping(),
+      onChange: (closed) => this.logChange(closed),
+    });
+    // ioredis reports each failed reconnect here; the breaker logs the outage once.
+    redis.on('error', (error: Error) => this.down(error));
+    redis.on('close', () => this.down(new Error('connection closed')));
+    this.shared = new ThrottlerStorageRedisService(redis);
   }
 
   /** Where the counters live, for the start-up log. */
@@ -77,36 +88,37 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
-    if (this.shared !== undefined && this.redis?.status === 'ready') {
+    if (this.shared !== undefined && this.breaker!.closed) {
       try {
         return await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
       } catch (error) {
         this.down(error as Error);
       }
     }
-    if (this.shared !== undefined) {
-      this.down(new Error('not connected'));
-      this.fallbacks.inc();
-    }
+    if (this.shared !== undefined) this.fallbacks.inc();
     return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
   }
 
   onApplicationShutdown(): void {
     this.closing = true;
+    this.breaker?.stop();
     this.redis?.disconnect(false);
     this.local.onApplicationShutdown();
   }
 
   private down(error: Error): void {
-    if (this.outage || this.closing) return;
-    this.outage = true;
-    const reason = (error as NodeJS.ErrnoException).code ?? error.message;
-    this.logger.warn(`Redis is unreachable (${reason}): rate limits are counted per instance until it is back`);
+    if (this.closing) return;
+    this.reason = (error as NodeJS.ErrnoException).code ?? error.message;
+    this.breaker?.trip();
   }
 
-  private up(): void {
-    if (!this.outage) return;
-    this.outage = false;
-    this.logger.log('Redis is reachable again: rate limits are shared by every instance');
+  private logChange(closed: boolean): void {
+    if (closed) {
+      this.logger.log('Redis is reachable again: rate limits are shared by every instance');
+    } else {
+      this.logger.warn(
+        `Redis is unreachable (${this.reason ?? 'no answer'}): rate limits are counted per instance until it is back`,
+      );
+    }
   }
 }

@@ -5,6 +5,7 @@ import { exportSPKI, generateKeyPair, KeyLike, SignJWT } from 'jose';
 import { Public } from '../../src/auth/public.decorator';
 import { eventually } from '../support/eventually';
 import { request } from '../support/http';
+import { PrivateRedis } from '../support/redis-server';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -232,7 +233,7 @@ describe('rate limit (e2e)', () => {
       expect(await statuses(2, (index) => create(20 + index))).toEqual([200, 429]);
     });
 
-    it('should answer within the command timeout while Redis hangs', async () => {
+    it('should answer within the command timeout while Redis hangs (one request waits, not each)', async () => {
       await deleteCounters(token);
       proxy.freeze();
       try {
@@ -244,6 +245,45 @@ describe('rate limit (e2e)', () => {
       } finally {
         proxy.thaw();
       }
+    });
+  });
+
+  describe('with REDIS_URL, when Redis is frozen (SIGSTOP)', () => {
+    const token = freshToken();
+    const redis = new PrivateRedis();
+    let server: TestApp;
+    const create = async (id: number) => {
+      const started = Date.now();
+      const answer = await request(`${server.url}/plants`, { body: { id, name: 'frozen' }, auth: `Bearer ${token}` });
+      return { status: answer.status, ms: Date.now() - started };
+    };
+    beforeAll(async () => {
+      await redis.start();
+      server = await createTestApp({ RATE_LIMIT_PER_MINUTE: '1000', AUTH_TOKENS: token, REDIS_URL: redis.url });
+    });
+    afterAll(async () => {
+      await server.destroy();
+      await redis.stop();
+    });
+
+    it('should pay one command timeout, then answer at normal speed until a probe finds Redis again', async () => {
+      expect((await create(1)).status).toBe(200);
+      redis.freeze();
+      try {
+        // The first request waits for the 500 ms command timeout and opens the breaker.
+        expect(await create(2)).toEqual({ status: 200, ms: expect.any(Number) });
+        // Then no request asks Redis: none waits for a timeout (each far below 500 ms, even loaded).
+        const after = [];
+        for (let id = 3; id < 13; id++) after.push(await create(id));
+        expect(after.map((answer) => answer.status)).toEqual(Array.from({ length: 10 }, () => 200));
+        const total = after.reduce((sum, answer) => sum + answer.ms, 0);
+        expect(total).toBeLessThan(2500);
+        expect(server.logs.join('\n')).toMatch(/Redis is unreachable \(.+\): rate limits are counted per instance/);
+      } finally {
+        redis.thaw();
+      }
+      await eventually(() => server.logs.join('\n').includes('Redis is reachable again'));
+      expect((await create(20)).status).toBe(200);
     });
   });
 });

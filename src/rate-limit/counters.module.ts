@@ -1,0 +1,21 @@
+import { Global, Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import { RateLimitStorage } from './rate-limit.storage';
+
+/**
+ * The shared counters (in Redis when REDIS_URL is set), always there: the failed-authentication
+ * limit counts in them whether or not RATE_LIMIT_PER_MINUTE turns the rate limit on.
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: RateLimitStorage,
+      inject: [AppConfig, MetricsService],
+      useFactory: (config: AppConfig, metrics: MetricsService) => new RateLimitStorage(config.redisUrl, metrics),
+    },
+  ],
+  exports: [RateLimitStorage],
+})
+export class CountersModule {}
