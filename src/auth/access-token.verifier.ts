@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 // Used as a type only, so not loaded here: onModuleInit imports it when JWTs are configured.
@@ -25,7 +26,10 @@ export class AccessTokenVerifier implements OnModuleInit {
   /** The token made for development when no AUTH_TOKENS are configured; printed once listening. */
   developmentToken?: string;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly failures: AuthFailureLimiter,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     if (this.config.jwt) {
@@ -51,14 +55,28 @@ export class AccessTokenVerifier implements OnModuleInit {
    * (throws `InvalidCredentialsException`) at once; only a JWT returns a promise. Every request pays
    * for this check, and a promise per caller was a share of each request's CPU and garbage.
    */
-  verifyRequest(request: { headers: { authorization?: string } }): Promise<void> | undefined {
+  verifyRequest(request: VerifiedRequest): Promise<void> | undefined {
     if (this.principals.has(request)) return undefined;
-    const checked = this.check(request.headers.authorization);
+    let checked: string | Promise<string>;
+    try {
+      checked = this.check(request.headers.authorization);
+    } catch (error) {
+      return this.refuse(request, error);
+    }
     if (typeof checked === 'string') {
       this.principals.set(request, checked);
       return undefined;
     }
-    return checked.then((principal) => void this.principals.set(request, principal));
+    return checked.then(
+      (principal) => void this.principals.set(request, principal),
+      (error: unknown) => this.refuse(request, error),
+    );
+  }
+
+  /** A failed authentication is counted against its address: the 401, or a 429 past AUTH_FAILURES_PER_MINUTE. */
+  private async refuse(request: VerifiedRequest, error: unknown): Promise<never> {
+    if (!(error instanceof InvalidCredentialsException)) throw error;
+    throw await this.failures.failed(request.ip ?? 'unknown', error);
   }
 
   /**
@@ -68,11 +86,6 @@ export class AccessTokenVerifier implements OnModuleInit {
    */
   principalOf(request: object): string | undefined {
     return this.principals.get(request);
-  }
-
-  /** Rejects with `InvalidCredentialsException` unless the header carries an accepted bearer token. */
-  async verify(authorization: string | undefined): Promise<void> {
-    await this.check(authorization);
   }
 
   /**
@@ -103,6 +116,12 @@ export class AccessTokenVerifier implements OnModuleInit {
     }
     throw invalidCredentials('Bearer token is invalid or expired', true);
   }
+}
+
+/** What the verifier reads of a request: its header, and the client address for the failure count. */
+interface VerifiedRequest {
+  headers: { authorization?: string };
+  ip?: string;
 }
 
 function invalidCredentials(message: string, tokenPresented: boolean): InvalidCredentialsException {

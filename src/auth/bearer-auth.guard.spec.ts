@@ -5,7 +5,10 @@ import { Controller, ExecutionContext, Get, UnauthorizedException } from '@nestj
 import { Reflector } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { loadConfig } from '../config/load-config';
+import { MetricsService } from '../metrics/metrics.service';
+import { RateLimitStorage } from '../rate-limit/rate-limit.storage';
 import { AccessTokenVerifier } from './access-token.verifier';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 import { Public } from './public.decorator';
@@ -29,7 +32,10 @@ function contextFor(handler: keyof ExampleController, authorization?: string): E
 }
 
 async function verifierFor(config: AppConfig): Promise<AccessTokenVerifier> {
-  const verifier = new AccessTokenVerifier(config);
+  const verifier = new AccessTokenVerifier(
+    config,
+    new AuthFailureLimiter(config, new RateLimitStorage(undefined, new MetricsService())),
+  );
   await verifier.onModuleInit();
   return verifier;
 }
@@ -103,7 +109,10 @@ describe('BearerAuthGuard', () => {
       // A restart reads the same token back.
       const second = new BearerAuthGuard(new Reflector(), await verifierFor(devConfig));
       expect(second.canActivate(contextFor('closed', `Bearer ${token}`))).toBe(true);
-      expect(() => second.canActivate(contextFor('closed', 'Bearer dev_other'))).toThrow(InvalidCredentialsException);
+      // A refusal is counted against the client address first, so it comes as a rejected promise.
+      await expect(second.canActivate(contextFor('closed', 'Bearer dev_other'))).rejects.toThrow(
+        InvalidCredentialsException,
+      );
     });
   });
 });

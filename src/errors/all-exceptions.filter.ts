@@ -10,6 +10,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
+import { TooManyAuthFailuresException } from '../auth/auth-failure-limiter';
 import { ErrorDto } from './error.dto';
 import { isClientAbort } from './connection-errors';
 import { MetricsService } from '../metrics/metrics.service';
@@ -51,6 +52,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const { httpAdapter } = this.adapterHost;
     const reply = host.switchToHttp().getResponse<unknown>();
+    if (exception instanceof TooManyAuthFailuresException) {
+      httpAdapter.setHeader(reply, 'Retry-After', String(exception.retryAfterSeconds));
+    }
     if (exception instanceof UnauthorizedException) {
       const challenge = exception instanceof InvalidCredentialsException ? exception.challenge : BEARER_REALM;
       httpAdapter.setHeader(reply, 'WWW-Authenticate', challenge);

@@ -1,19 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { Database } from '../database/database';
+import { SharedResult } from '../platform/shared-result';
 
-/** Up when the database answers and every migration is applied. */
+/** How long one answer of the database serves every readiness probe. */
+const PING_SHARED_MS = 1000;
+
+/**
+ * Up when the database answers and every migration is applied. Readiness is public: however many
+ * probes come, the database is asked at most once per PING_SHARED_MS per instance.
+ */
 @Injectable()
 export class DatabaseHealthIndicator {
+  private readonly ping: SharedResult<void>;
+
   constructor(
-    private readonly database: Database,
+    database: Database,
     private readonly health: HealthIndicatorService,
-  ) {}
+  ) {
+    this.ping = new SharedResult(() => database.ping(), PING_SHARED_MS);
+  }
 
   async check(key: string) {
     const indicator = this.health.check(key);
     try {
-      await this.database.ping();
+      await this.ping.get();
       return indicator.up();
     } catch {
       return indicator.down({ message: 'unreachable or not migrated' });

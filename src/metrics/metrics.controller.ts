@@ -1,5 +1,6 @@
 import { SkipThrottle } from '@nestjs/throttler';
-import { Controller, Get, Header, Headers } from '@nestjs/common';
+import { Controller, Get, Header, Req } from '@nestjs/common';
+import { FastifyRequest } from 'fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Registry } from 'prom-client';
 import { AccessTokenVerifier } from '../auth/access-token.verifier';
@@ -22,8 +23,8 @@ export class MetricsController {
   @Get()
   @Public()
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
-  async scrape(@Headers('authorization') authorization?: string): Promise<string> {
-    if (!this.config.metrics.public) await this.verifier.verify(authorization);
+  async scrape(@Req() request: FastifyRequest): Promise<string> {
+    if (!this.config.metrics.public) await this.verifier.verifyRequest(request);
     return this.metrics.registry.metrics();
   }
 }

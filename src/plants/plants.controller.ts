@@ -32,7 +32,9 @@ const DELETE_UNAVAILABLE: StorageUnavailableMessages = {
 };
 const ID_TOO_LONG = 'The id in the path is longer than 100 characters (an int64 has at most 20).';
 const UNAUTHORIZED = 'No bearer token, a malformed Authorization header, or an unknown token.';
-const RATE_LIMITED = 'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set); see Retry-After (seconds).';
+const RATE_LIMITED =
+  'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set), or too many failed authentications from this ' +
+  'client address (AUTH_FAILURES_PER_MINUTE; a valid token still passes); see Retry-After (seconds).';
 const INTERNAL = 'An unexpected failure; the details are in the service log.';
 const READ_UNAVAILABLE =
   'The database is unreachable or did not answer within DATABASE_QUERY_TIMEOUT_MS; retry shortly.';

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { MetricsService } from '../metrics/metrics.service';
+import { SharedResult } from '../platform/shared-result';
 import { DeliveriesStore } from './persistence/deliveries.store';
 import { AttemptOutcome } from './webhook.sender';
+
+const BACKLOG_SHARED_MS = 1000;
 
 /** The webhook's Prometheus metrics, in the service's registry. Registered only when the webhook is on. */
 @Injectable()
@@ -38,12 +41,14 @@ export class WebhookMetrics {
       help: 'Age of the oldest pending webhook delivery; 0 when none is pending',
       registers: [],
     });
+    // The scrape may be public (METRICS_PUBLIC): however many come, the outbox is read at most once a second.
+    const backlog = new SharedResult(() => store.backlog(), BACKLOG_SHARED_MS);
     new Gauge({
       name: 'plant_store_webhook_backlog',
       help: 'Webhook deliveries still pending (due now or waiting for a retry)',
       registers,
       async collect() {
-        const { pending, oldestCreatedAtMs } = await store.backlog();
+        const { pending, oldestCreatedAtMs } = await backlog.get();
         this.set(pending);
         oldestAge.set(oldestCreatedAtMs === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAtMs) / 1000));
       },

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Database as StoreDatabase } from '../../src/database/database';
+import { eventually } from '../support/eventually';
 import { request } from '../support/http';
 import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
 
@@ -22,6 +24,18 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
         error: {},
         details: { database: { status: 'up' } },
       });
+    });
+
+    it('should ask the database once for a flood of readiness probes, not once per probe', async () => {
+      const ping = jest.spyOn(server.app.get(StoreDatabase), 'ping');
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1000)); // past what an earlier probe left
+        const answers = await Promise.all(Array.from({ length: 50 }, () => get(`${server.url}/health/ready`)));
+        expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 50 }, () => 200));
+        expect(ping.mock.calls.length).toBeLessThanOrEqual(2);
+      } finally {
+        ping.mockRestore();
+      }
     });
 
     it('should echo a valid X-Request-Id and replace an invalid one', async () => {
@@ -107,8 +121,9 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
       const db = new Database(join(server.dataDir, 'plants.db'));
       db.exec('DROP TABLE plants; DROP TABLE schema_migrations');
       db.close();
+      // An answer of the database serves readiness for up to a second: the change shows within it.
+      await eventually(async () => (await get(`${server.url}/health/ready`)).status === 503);
       const res = await get(`${server.url}/health/ready`);
-      expect(res.status).toBe(503);
       expect(res.body).toEqual({ error: 503, message: 'Not ready: database is down' });
       expect((await get(`${server.url}/health/live`)).status).toBe(200);
       const metrics = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);

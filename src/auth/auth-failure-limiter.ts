@@ -1,0 +1,49 @@
+import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { RateLimitStorage } from '../rate-limit/rate-limit.storage';
+
+const WINDOW_MS = 60_000;
+
+/** A 429 for an address past its failed authentications, with the seconds the filter sends as `Retry-After`. */
+export class TooManyAuthFailuresException extends HttpException {
+  constructor(
+    readonly retryAfterSeconds: number,
+    perMinute: number,
+  ) {
+    super(
+      `Too many failed authentications from this address (at most ${perMinute} per minute); retry after ${retryAfterSeconds} s`,
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
+  }
+}
+
+/**
+ * Counts failed authentications per client address (`request.ip`, as TRUST_PROXY resolves it), in
+ * the shared counters (Redis when REDIS_URL is set). Past AUTH_FAILURES_PER_MINUTE, a request from
+ * that address without a valid credential is answered 429 instead of 401; a valid credential is
+ * never counted nor refused, so a flood from a shared address does not lock out its real users.
+ */
+@Injectable()
+export class AuthFailureLimiter {
+  private readonly perMinute: number;
+
+  constructor(
+    config: AppConfig,
+    private readonly counters: RateLimitStorage,
+  ) {
+    this.perMinute = config.authFailuresPerMinute;
+  }
+
+  /** Counts one failure from `address`; resolves with what to answer: the 401 itself, or a 429 past the limit. */
+  async failed(address: string, unauthorized: HttpException): Promise<HttpException> {
+    const { totalHits, isBlocked, timeToExpire, timeToBlockExpire } = await this.counters.increment(
+      `plant-store:auth-failures:${address}`,
+      WINDOW_MS,
+      this.perMinute,
+      WINDOW_MS,
+      'auth-failures',
+    );
+    if (!isBlocked && totalHits <= this.perMinute) return unauthorized;
+    return new TooManyAuthFailuresException(Math.max(1, isBlocked ? timeToBlockExpire : timeToExpire), this.perMinute);
+  }
+}

@@ -1,0 +1,73 @@
+import { request } from '../support/http';
+import { PrivateRedis } from '../support/redis-server';
+import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
+
+// The whole minute of the block, or a second less if the clock ticked between two requests.
+const LIMITED = {
+  error: 429,
+  message: expect.stringMatching(
+    /^Too many failed authentications from this address \(at most 3 per minute\); retry after (59|60) s$/,
+  ) as string,
+};
+
+// CONTRACT.md, "Authentication": failed authentications are counted per client address
+// (AUTH_FAILURES_PER_MINUTE); past the limit, requests from that address without a valid credential
+// get 429 with Retry-After, while a valid credential from the same address still passes.
+describe('failed authentications per client address (e2e)', () => {
+  describe('in one instance', () => {
+    let server: TestApp;
+    beforeAll(
+      async () => (server = await createTestApp({ AUTH_FAILURES_PER_MINUTE: '3', TRUST_PROXY: '127.0.0.1/8' })),
+    );
+    afterAll(() => server.destroy());
+
+    const plants = (auth: string | false, from: string, body?: unknown) =>
+      request(`${server.url}/plants`, {
+        method: body === undefined ? 'GET' : 'POST',
+        auth,
+        body,
+        headers: { 'x-forwarded-for': from },
+      });
+
+    it('should answer 401 up to the limit, then 429 with Retry-After, and still let a valid token through', async () => {
+      const from = '198.51.100.7';
+      for (const auth of ['Bearer wrong-1', false, 'Basic abc'] as const) {
+        expect((await plants(auth, from)).status).toBe(401);
+      }
+      const limited = await plants('Bearer wrong-2', from);
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual(LIMITED);
+      expect(limited.headers.get('retry-after')).toMatch(/^(59|60)$/);
+      // A body does not change it: the credential is looked at (and counted) before the body is read.
+      expect((await plants(false, from, { id: 1, name: 'x' })).body).toEqual(LIMITED);
+      // The address's real users keep working.
+      expect((await plants(`Bearer ${TEST_TOKEN}`, from, { id: 1, name: 'Fern' })).body).toEqual({ name: 'Fern' });
+      expect((await plants(`Bearer ${TEST_TOKEN}`, from)).status).toBe(200);
+      // Another address has its own count, as TRUST_PROXY resolves it.
+      expect((await plants('Bearer wrong-1', '198.51.100.8')).status).toBe(401);
+    });
+  });
+
+  describe('with REDIS_URL: two instances share the count', () => {
+    const redis = new PrivateRedis();
+    let first: TestApp;
+    let second: TestApp;
+    beforeAll(async () => {
+      await redis.start();
+      const env = { AUTH_FAILURES_PER_MINUTE: '3', REDIS_URL: redis.url };
+      [first, second] = await Promise.all([createTestApp(env), createTestApp(env)]);
+    });
+    afterAll(async () => {
+      await Promise.all([first.destroy(), second.destroy()]);
+      await redis.stop();
+    });
+
+    it('should refuse the fourth failure from one address, whichever instance takes it', async () => {
+      const bad = (server: TestApp) => request(`${server.url}/plants`, { method: 'GET', auth: 'Bearer wrong' });
+      const seen = [];
+      for (const server of [first, second, first, second]) seen.push((await bad(server)).status);
+      expect(seen).toEqual([401, 401, 401, 429]);
+      expect((await request(`${second.url}/plants`, { method: 'GET' })).status).toBe(200);
+    });
+  });
+});
