@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit, ServiceUnavailableException } from '@nestjs/common';
+
 import { AppConfig } from '../config/app-config';
+import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
@@ -108,8 +110,13 @@ export class AccessTokenVerifier implements OnModuleInit {
     if (this.jwt && JWT_SHAPE.test(token)) {
       return this.jwt.verify(token).then(
         ({ issuer, subject }) => `jwt:${digest(`${issuer}\n${subject}`).toString('base64url')}`,
-        () => {
-          // Expired, wrong audience, unknown key…: all the same 401 to the client.
+        (error: unknown) => {
+          if (error instanceof IdentityProviderUnavailableError) {
+            throw new ServiceUnavailableException(
+              'The identity provider (AUTH_JWKS_URL) is unreachable and the token is signed with a key not known yet; retry shortly',
+            );
+          }
+          // Expired, no exp, wrong audience, a bad signature…: all the same 401 to the client.
           throw invalidCredentials('Bearer token is invalid or expired', true);
         },
       );

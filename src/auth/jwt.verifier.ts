@@ -1,20 +1,23 @@
 import { createPublicKey, KeyObject } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, JWTVerifyGetKey } from 'jose';
+import { jwtVerify, JWTVerifyGetKey } from 'jose';
 import { JwtConfig } from '../config/app-config';
+import { RemoteKeys } from './remote-keys';
 
 // Asymmetric algorithms only: an HMAC or `none` token is refused whatever it claims.
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
-// Seconds of clock skew allowed on exp and nbf.
-const CLOCK_TOLERANCE = 30;
+// Seconds of clock skew allowed on exp and nbf (declared in the README).
+export const CLOCK_TOLERANCE = 30;
 
-/** Verifies signed JWT bearer tokens: signature (JWKS or a PEM key), exp/nbf, issuer and audience. */
+/**
+ * Verifies signed JWT bearer tokens: signature (JWKS or a PEM key), a required exp (jose checks it
+ * only when present), nbf, issuer and audience. Rejects with `IdentityProviderUnavailableError` when
+ * the token's key is unknown and the JWKS URL cannot be reached.
+ */
 export class JwtVerifier {
   private readonly key: KeyObject | JWTVerifyGetKey;
 
   constructor(private readonly config: JwtConfig) {
-    this.key = config.jwksUrl
-      ? createRemoteJWKSet(new URL(config.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30000 })
-      : createPublicKey(config.publicKey!);
+    this.key = config.jwksUrl ? new RemoteKeys(new URL(config.jwksUrl)).getKey : createPublicKey(config.publicKey!);
   }
 
   /**
@@ -27,6 +30,7 @@ export class JwtVerifier {
       audience: this.config.audience,
       algorithms: ALGORITHMS,
       clockTolerance: CLOCK_TOLERANCE,
+      requiredClaims: ['exp'],
     };
     const { payload } =
       this.key instanceof KeyObject

@@ -36,8 +36,11 @@ const RATE_LIMITED =
   'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set), or too many failed authentications from this ' +
   'client address (AUTH_FAILURES_PER_MINUTE; a valid token still passes); see Retry-After (seconds).';
 const INTERNAL = 'An unexpected failure; the details are in the service log.';
+/** With JWTs: a token whose key the service has not fetched yet, while the identity provider is away. */
+const IDP_UNAVAILABLE =
+  'Also: a JWT signed with a key not known yet while the identity provider (AUTH_JWKS_URL) is unreachable (nothing was done).';
 const READ_UNAVAILABLE =
-  'The database is unreachable or did not answer within DATABASE_QUERY_TIMEOUT_MS; retry shortly.';
+  'The database is unreachable or did not answer within DATABASE_QUERY_TIMEOUT_MS; retry shortly. ' + IDP_UNAVAILABLE;
 const BAD_ID = ['The id in the path is not a decimal int64.', 'id must be a decimal integer in the int64 range'] as [
   string,
   string,
@@ -81,7 +84,8 @@ export class PlantsController {
     500: INTERNAL,
     503:
       'The database is unreachable (the plant was not stored) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
-      '(it may have been). Either way, send the same request again after a short wait: a replay is safe.',
+      '(it may have been). Either way, send the same request again after a short wait: a replay is safe. ' +
+      IDP_UNAVAILABLE,
   })
   @WhenStorageUnavailable(CREATE_UNAVAILABLE)
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
@@ -149,7 +153,8 @@ export class PlantsController {
     415: 'A body was sent (none is needed, and one is ignored) and it is not application/json.',
     503:
       'The database is unreachable (nothing was deleted) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
-      '(it may have been deleted). Send the same request again: a 404 then means it was.',
+      '(it may have been deleted). Send the same request again: a 404 then means it was. ' +
+      IDP_UNAVAILABLE,
   })
   @WhenStorageUnavailable(DELETE_UNAVAILABLE)
   async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {

@@ -14,6 +14,7 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
   let key: KeyLike;
   let otherKey: KeyLike;
   let jwks: Server;
+  let jwksUp = true;
   let server: TestApp;
 
   const sign = (claims: JWTPayload = {}, options: { signer?: KeyLike; kid?: string; alg?: string } = {}) =>
@@ -35,7 +36,9 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
     const { n, e, kty } = await exportJWK(key);
     const published = { keys: [{ n, e, kty, kid: 'main', alg: 'RS256', use: 'sig' }] };
     jwks = createServer((_req, res) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(published)),
+      jwksUp
+        ? res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(published))
+        : res.writeHead(502).end(),
     );
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     server = await createTestApp({
@@ -53,6 +56,52 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
     const res = await create(await sign(), 1);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ name: 'Jwt' });
+  });
+
+  it('should refuse a token without exp, which jose alone would accept', async () => {
+    const token = await new SignJWT({ sub: 'client-1' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'main' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .sign(key);
+    const res = await create(token, 4);
+    expect(res.body).toEqual(INVALID);
+  });
+
+  describe('while the identity provider is unreachable', () => {
+    beforeAll(async () => {
+      expect((await create(await sign(), 5)).status).toBe(200); // the keys are fetched
+      jwksUp = false;
+    });
+    afterAll(() => (jwksUp = true));
+
+    it('should keep accepting tokens signed with a key it already fetched', async () => {
+      expect((await create(await sign(), 6)).body).toEqual({ name: 'Jwt' });
+    });
+
+    it('should answer a token signed with a key it cannot know yet 503, not 401', async () => {
+      // An instance that has not fetched the keys yet (just started), the provider down: it cannot tell
+      // a good token from a bad one. (After a fetch, the same holds once a refetch is due: the unit spec.)
+      const fresh = await createTestApp({
+        AUTH_JWKS_URL: 'http://127.0.0.1:1/.well-known/jwks.json',
+        AUTH_JWT_ISSUER: ISSUER,
+        AUTH_JWT_AUDIENCE: AUDIENCE,
+      });
+      const res = await request(`${fresh.url}/plants`, {
+        body: { id: 7, name: 'Jwt' },
+        auth: `Bearer ${await sign({}, { signer: otherKey, kid: 'rotated' })}`,
+      });
+      // The static tokens do not depend on the provider.
+      expect((await request(`${fresh.url}/plants`, { body: { id: 8, name: 'Static' } })).status).toBe(200);
+      await fresh.destroy();
+      expect(res.body).toEqual({
+        error: 503,
+        message:
+          'The identity provider (AUTH_JWKS_URL) is unreachable and the token is signed with a key not known yet; retry shortly',
+      });
+      expect(res.headers.get('www-authenticate')).toBeNull();
+    });
   });
 
   it('should still accept the static tokens', async () => {
