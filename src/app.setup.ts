@@ -104,7 +104,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   SwaggerModule.setup(DOCS_PATH, app, createOpenApiDocument(app), {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
-    swaggerOptions: { persistAuthorization: true },
+    // A token typed into the UI lives in the page only, never in the browser's storage.
+    swaggerOptions: { persistAuthorization: false },
   });
   return app;
 }

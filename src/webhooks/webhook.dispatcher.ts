@@ -186,6 +186,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     this.lastPruneMs = Date.now();
     let pruned = 0;
     for (let removed = PRUNE_BATCH; removed === PRUNE_BATCH; pruned += removed) {
+      // Between batches, whatever else waits runs first (on SQLite a batch holds the event loop).
+      if (pruned > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       removed = await this.store.prune(this.config.retentionMs, PRUNE_BATCH);
     }
     if (pruned > 0) this.logger.log(`Pruned ${pruned} finished webhook deliveries`);

@@ -50,6 +50,9 @@ describe('the Swagger UI at /docs, in headless Chromium', () => {
     await page.fill('.auth-container input', TEST_TOKEN);
     await page.click('.auth-btn-wrapper button.authorize');
     await page.click('.auth-btn-wrapper button.btn-done');
+    // The token stays in the page: nothing of it in the browser's storage for the next visitor.
+    const stored = await page.evaluate(() => JSON.stringify({ ...window.localStorage, ...window.sessionStorage }));
+    expect(stored).not.toContain(TEST_TOKEN);
 
     await page.click('#operations-plants-createPlant .opblock-summary');
     await page.click('#operations-plants-createPlant .try-out__btn');
