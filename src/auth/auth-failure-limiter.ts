@@ -34,16 +34,13 @@ export class AuthFailureLimiter {
     this.perMinute = config.authFailuresPerMinute;
   }
 
-  /** Counts one failure from `address`; resolves with what to answer: the 401 itself, or a 429 past the limit. */
+  /**
+   * Counts one failure from `address` (a fixed one-minute window: O(1) per failure, however high the
+   * limit); resolves with what to answer: the 401 itself, or a 429 past the limit.
+   */
   async failed(address: string, unauthorized: HttpException): Promise<HttpException> {
-    const { totalHits, isBlocked, timeToExpire, timeToBlockExpire } = await this.counters.increment(
-      `plant-store:auth-failures:${address}`,
-      WINDOW_MS,
-      this.perMinute,
-      WINDOW_MS,
-      'auth-failures',
-    );
-    if (!isBlocked && totalHits <= this.perMinute) return unauthorized;
-    return new TooManyAuthFailuresException(Math.max(1, isBlocked ? timeToBlockExpire : timeToExpire), this.perMinute);
+    const { count, resetInMs } = await this.counters.hit(`plant-store:auth-failures:${address}`, WINDOW_MS);
+    if (count <= this.perMinute) return unauthorized;
+    return new TooManyAuthFailuresException(Math.max(1, Math.ceil(resetInMs / 1000)), this.perMinute);
   }
 }

@@ -7,6 +7,7 @@ import Redis from 'ioredis';
 import { Counter } from 'prom-client';
 import { MetricsService } from '../metrics/metrics.service';
 import { CircuitBreaker } from './circuit-breaker';
+import { WindowCount, WindowCounter } from './window-counter';
 
 /** What the storage answers for a hit (the library does not export the type's name). */
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
@@ -33,6 +34,7 @@ const COOL_DOWN_MS = 2000;
 export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimit');
   private readonly local = new ThrottlerStorageService();
+  private readonly localWindows = new WindowCounter();
   private readonly redis?: Redis;
   private readonly shared?: ThrottlerStorageRedisService;
   private readonly breaker?: CircuitBreaker;
@@ -97,6 +99,24 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     }
     if (this.shared !== undefined) this.fallbacks.inc();
     return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+  }
+
+  /**
+   * One hit on a fixed-window counter (the failed authentications): INCR in Redis, the window set
+   * by the first hit; in this process while Redis is away, like `increment`.
+   */
+  async hit(key: string, windowMs: number): Promise<WindowCount> {
+    if (this.redis !== undefined && this.breaker!.closed) {
+      try {
+        const results = await this.redis.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec();
+        const [[, count], , [, ttl]] = results as [[null, number], unknown, [null, number]];
+        return { count, resetInMs: ttl > 0 ? ttl : windowMs };
+      } catch (error) {
+        this.down(error as Error);
+      }
+    }
+    if (this.redis !== undefined) this.fallbacks.inc();
+    return this.localWindows.hit(key, windowMs);
   }
 
   onApplicationShutdown(): void {
