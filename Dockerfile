@@ -12,8 +12,13 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
+# Production dependencies only; of better-sqlite3's build, only the addon itself (its SQLite sources
+# and the compiler's objects were a quarter of node_modules).
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && cd node_modules/better-sqlite3 \
+ && rm -rf deps src build/deps \
+ && find build/Release -mindepth 1 ! -name better_sqlite3.node -exec rm -rf {} +
 
 # --- runtime: production dependencies and dist/ only, as the unprivileged node user
 FROM ${NODE_IMAGE} AS runtime
