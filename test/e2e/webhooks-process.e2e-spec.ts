@@ -123,6 +123,10 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
     const inFlight = await openRawConnection(url, create.head);
     const probe = await openRawConnection(url, 'GET /health/ready HTTP/1.1\r\nHost: localhost\r\n');
     const stalled = await openRawConnection(url, partialCreate('{"id":3,"name":"Never finished"}', 4).head);
+    // A connection whose first bytes the server has not read yet is idle to Node, and closed at once
+    // on SIGTERM. One round trip after those bytes were sent: the server has read them (they were
+    // ready no later than this request), so the three are requests in flight.
+    expect((await fetch(`${url}/health/live`)).status).toBe(200);
 
     const started = Date.now();
     const exited = service.stop('SIGTERM');
