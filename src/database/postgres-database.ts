@@ -73,13 +73,15 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
         if (!isUnavailable(error)) throw error;
         if (attempt >= this.options.connectAttempts) {
           throw new StorageUnavailableError(
-            `PostgreSQL is unreachable after ${attempt} attempt(s): ${(error as Error).message}`,
+            `PostgreSQL at ${this.location} is unreachable after ${attempt} attempt(s): ${(error as Error).message}; ` +
+              'check DATABASE_URL (and DATABASE_CONNECT_ATTEMPTS to wait longer)',
             { cause: error },
           );
         }
         const delay = Math.min(200 * 2 ** (attempt - 1), MAX_BACKOFF_MS);
         this.logger.warn(
-          `PostgreSQL is unreachable (attempt ${attempt} of ${this.options.connectAttempts}); retrying in ${delay} ms`,
+          `PostgreSQL at ${this.location} is unreachable (attempt ${attempt} of ${this.options.connectAttempts}): ` +
+            `${(error as Error).message}; retrying in ${delay} ms`,
         );
         await sleep(delay);
       }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
+import { ConfigError } from '../config/config.error';
 import { Database } from './database';
 import { inVersionOrder, Migration, newerSchemaError } from './migration';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,7 +63,15 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
 
   /** Opens the file (creating its folder) and brings the schema up to date. */
   onModuleInit(): void {
-    mkdirSync(dirname(this.path), { recursive: true });
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+    } catch (error) {
+      // EEXIST (a part of the path is a file), EACCES…: say which setting leads there, and what is wrong.
+      throw new ConfigError(
+        `Invalid configuration: DATABASE_URL points at ${this.path}, but its folder ${dirname(this.path)} ` +
+          `cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'}: ${describeMkdirFailure(error)})`,
+      );
+    }
     const db = new BetterSqlite3(this.path);
     db.pragma('journal_mode = WAL');
     // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
@@ -98,6 +107,21 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     }
     const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
     if (Number(newest ?? 0) < latest) throw new StorageError('SQLite store is not migrated', { cause: newest });
+  }
+}
+
+function describeMkdirFailure(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EEXIST':
+    case 'ENOTDIR':
+      return 'a part of that path is a file, not a folder';
+    case 'EACCES':
+    case 'EPERM':
+      return 'no permission to create it';
+    case 'EROFS':
+      return 'the file system is read-only';
+    default:
+      return (error as Error).message;
   }
 }
 
