@@ -198,7 +198,7 @@ describePostgres('PostgreSQL', () => {
         await proxy.cut();
         const started = Date.now();
         await expect(openRepository(viaPort(schema.url, proxy.port), 3)).rejects.toThrow(
-          /^PostgreSQL is unreachable after 3 attempt\(s\): /,
+          /^PostgreSQL at 127\.0\.0\.1:\d+\/\w+ is unreachable after 3 attempt\(s\): .+; check DATABASE_URL/,
         );
         // Backoff of 200 ms then 400 ms between the three attempts.
         expect(Date.now() - started).toBeGreaterThanOrEqual(600);

@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit, ServiceUnavailableException } from '@nestjs/common';
-
 import { AppConfig } from '../config/app-config';
 import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
 import { AuthFailureLimiter } from './auth-failure-limiter';
@@ -53,9 +52,11 @@ export class AccessTokenVerifier implements OnModuleInit {
    * Verifies a request's `Authorization` header once: the early hook and the guard both ask, and
    * the second answer comes from the first.
    *
-   * Settled synchronously where it can be: a static token is accepted (returns undefined) or refused
-   * (throws `InvalidCredentialsException`) at once; only a JWT returns a promise. Every request pays
-   * for this check, and a promise per caller was a share of each request's CPU and garbage.
+   * Settled synchronously on the hot path: a valid static token is accepted at once (returns
+   * undefined); a JWT returns a promise. A refusal is a rejected promise, since it is first counted
+   * against the client address (`AuthFailureLimiter`): `InvalidCredentialsException` (401), or a 429
+   * past AUTH_FAILURES_PER_MINUTE. Every request pays for this check, and a promise per caller was a
+   * share of each request's CPU and garbage.
    */
   verifyRequest(request: VerifiedRequest): Promise<void> | undefined {
     if (this.principals.has(request)) return undefined;
