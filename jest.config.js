@@ -9,5 +9,6 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { astTransformers: { before: ['<rootDir>/test/support/swagger-plugin.transformer.js'] } }],
   },
   testTimeout: 30000,
+  setupFiles: ['<rootDir>/test/support/quiet-nest-logger.js'],
   reporters: ['default', '<rootDir>/test/support/skipped-postgres-reporter.js'],
 };

@@ -73,9 +73,19 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
   }
 }
 
+/** What to do when the port is taken, or undefined for any other error. */
+function addressInUse(error: unknown): string | undefined {
+  const { code, address, port } = error as { code?: string; address?: string; port?: number };
+  if (code !== 'EADDRINUSE') return undefined;
+  return `port ${port} on ${address} is already in use: stop what listens there, or set PORT (and HOST) to a free one`;
+}
+
 bootstrap().catch((error: unknown) => {
   // One line for the operator: what is wrong, never a stack trace or a secret.
-  const reason = error instanceof ConfigError ? error.message : `Start-up failed: ${(error as Error).message}`;
+  const reason =
+    error instanceof ConfigError
+      ? error.message
+      : `Start-up failed: ${addressInUse(error) ?? (error as Error).message}`;
   console.error(reason);
   // Let the logger drain what it buffered (the retries that led here); force the exit if something lingers.
   process.exitCode = 1;

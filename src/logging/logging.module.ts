@@ -12,7 +12,8 @@ export function createPinoLogger(config: AppConfig): Logger {
     level: config.log.level,
     transport:
       config.log.format === 'pretty'
-        ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } }
+        ? // Colours on a terminal only: a log written to a file or a pipe stays plain text.
+          { target: 'pino-pretty', options: { singleLine: true, colorize: Boolean(process.stdout.isTTY) } }
         : undefined,
     // Belt and braces: no line logs headers at all.
     redact: {

@@ -1,6 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { FastifyInstance } from 'fastify';
 import { AppConfig } from '../config/app-config';
+import { ConfigError } from '../config/config.error';
 import { routeTemplateOf } from '../platform/route-template';
 import { MetricsService } from './metrics.service';
 
@@ -39,6 +40,16 @@ export async function setupMetrics(
           .end('{"error":500,"message":"Internal server error"}'),
     );
   });
-  await new Promise<void>((resolve) => server.listen(config.metrics.port, config.host, resolve));
+  // A port that cannot be bound fails start-up with a line naming the setting (it used to wait forever).
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new ConfigError(
+          `Invalid configuration: METRICS_PORT ${config.metrics.port} on ${config.host} cannot be listened on (${error.code ?? error.message})`,
+        ),
+      ),
+    );
+    server.listen(config.metrics.port, config.host, resolve);
+  });
   return server;
 }

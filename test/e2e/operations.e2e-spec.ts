@@ -1,3 +1,4 @@
+import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Database as StoreDatabase } from '../../src/database/database';
@@ -189,8 +190,15 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
 
   describe('with METRICS_PORT', () => {
     let server: TestApp;
-    const metricsPort = 20000 + Math.floor(Math.random() * 20000);
-    beforeAll(async () => (server = await createTestApp({ METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' })));
+    let metricsPort: number;
+    beforeAll(async () => {
+      // A port free a moment ago (a random one could be an ephemeral port another test holds).
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      metricsPort = (probe.address() as AddressInfo).port;
+      await new Promise((resolve) => probe.close(resolve));
+      server = await createTestApp({ METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' });
+    });
     afterAll(() => server.destroy());
 
     it('should serve /metrics only on that port, without a token', async () => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AddressInfo, createServer } from 'node:net';
 import { request } from '../support/http';
 import { runUntilExit, ServiceProcess, startService } from '../support/service-process';
 
@@ -88,6 +89,14 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
   });
 
   describe('logs', () => {
+    it('should write pretty logs without colours when they go to a file or a pipe', async () => {
+      service = await startService(env({ LOG_FORMAT: 'pretty' }));
+      await create(service.url, { id: 70, name: 'Plain' });
+      expect(await service.stop('SIGTERM')).toBe(0);
+      expect(service.output()).toContain('Shutdown complete');
+      expect(service.output()).not.toContain('\u001b[');
+    });
+
     it('should write one JSON line per request with its id, route, status and time, and never the token', async () => {
       service = await startService(env({ NODE_ENV: 'production', AUTH_TOKENS: PRODUCTION_TOKEN }));
       await request(`${service.url}/plants`, {
@@ -186,6 +195,31 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
         'Start-up failed: PostgreSQL at 127.0.0.1:1/plants is unreachable after 2 attempt(s): connect ECONNREFUSED 127.0.0.1:1; ' +
           'check DATABASE_URL (and DATABASE_CONNECT_ATTEMPTS to wait longer)\n',
       );
+    });
+
+    it.each<[string, (port: number) => NodeJS.ProcessEnv, (port: number) => string]>([
+      [
+        'PORT',
+        (port) => ({ PORT: String(port) }),
+        (port) =>
+          `Start-up failed: port ${port} on 127.0.0.1 is already in use: stop what listens there, or set PORT (and HOST) to a free one`,
+      ],
+      [
+        'METRICS_PORT',
+        (port) => ({ METRICS_PORT: String(port) }),
+        (port) => `Invalid configuration: METRICS_PORT ${port} on 127.0.0.1 cannot be listened on (EADDRINUSE)`,
+      ],
+    ])('should say what to do when %s is taken', async (_name, settings, line) => {
+      const holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const { port } = holder.address() as AddressInfo;
+      try {
+        const { code, stderr } = await runUntilExit(env(settings(port)));
+        expect(code).toBe(1);
+        expect(stderr).toBe(`${line(port)}\n`);
+      } finally {
+        holder.close();
+      }
     });
 
     it('should name the database file it cannot open, in one line', async () => {
