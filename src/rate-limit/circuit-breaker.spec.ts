@@ -36,6 +36,19 @@ describe('CircuitBreaker', () => {
     expect(probe).toHaveBeenCalledTimes(2);
   });
 
+  it('should not probe again when stopped while a probe was in flight', async () => {
+    let fail!: (error: Error) => void;
+    const probe = jest.fn().mockImplementation(() => new Promise((_resolve, reject) => (fail = reject)));
+    const { breaker } = make(probe);
+    breaker.trip();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(probe).toHaveBeenCalledTimes(1);
+    breaker.stop();
+    fail(new Error('closed at shutdown'));
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(probe).toHaveBeenCalledTimes(1);
+  });
+
   it('should stop probing when stopped', async () => {
     const probe = jest.fn().mockRejectedValue(new Error('down'));
     const { breaker } = make(probe);

@@ -6,6 +6,7 @@
  */
 export class CircuitBreaker {
   private open = false;
+  private stopped = false;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -31,8 +32,9 @@ export class CircuitBreaker {
     this.scheduleProbe();
   }
 
-  /** No more probes (shutdown). */
+  /** No more probes (shutdown), not even after one in flight fails. */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -45,7 +47,9 @@ export class CircuitBreaker {
           this.open = false;
           this.options.onChange?.(true);
         },
-        () => this.scheduleProbe(),
+        () => {
+          if (!this.stopped) this.scheduleProbe();
+        },
       );
     }, this.options.coolDownMs);
     this.timer.unref();

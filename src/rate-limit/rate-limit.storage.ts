@@ -90,15 +90,10 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
-    if (this.shared !== undefined && this.breaker!.closed) {
-      try {
-        return await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
-      } catch (error) {
-        this.down(error as Error);
-      }
-    }
-    if (this.shared !== undefined) this.fallbacks.inc();
-    return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+    return this.counted(
+      (shared) => shared.increment(key, ttl, limit, blockDuration, throttlerName),
+      () => this.local.increment(key, ttl, limit, blockDuration, throttlerName),
+    );
   }
 
   /**
@@ -106,17 +101,34 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
    * by the first hit; in this process while Redis is away, like `increment`.
    */
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    if (this.redis !== undefined && this.breaker!.closed) {
-      try {
-        const results = await this.redis.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec();
+    return this.counted(
+      async (_shared, redis) => {
+        const results = await redis.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec();
         const [[, count], , [, ttl]] = results as [[null, number], unknown, [null, number]];
         return { count, resetInMs: ttl > 0 ? ttl : windowMs };
+      },
+      () => this.localWindows.hit(key, windowMs),
+    );
+  }
+
+  /**
+   * Counts in Redis while the breaker is closed; in this process without Redis, while the breaker is
+   * open, or when Redis fails this call (which opens the breaker).
+   */
+  private async counted<T>(
+    inRedis: (shared: ThrottlerStorageRedisService, redis: Redis) => Promise<T>,
+    inProcess: () => T | Promise<T>,
+  ): Promise<T> {
+    if (this.redis === undefined || this.shared === undefined) return inProcess();
+    if (this.breaker!.closed) {
+      try {
+        return await inRedis(this.shared, this.redis);
       } catch (error) {
         this.down(error as Error);
       }
     }
-    if (this.redis !== undefined) this.fallbacks.inc();
-    return this.localWindows.hit(key, windowMs);
+    this.fallbacks.inc();
+    return inProcess();
   }
 
   onApplicationShutdown(): void {
