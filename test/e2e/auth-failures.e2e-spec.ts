@@ -1,4 +1,5 @@
 import { request } from '../support/http';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { PrivateRedis } from '../support/redis-server';
 import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
 
@@ -14,12 +15,21 @@ const LIMITED = {
 // (AUTH_FAILURES_PER_MINUTE); past the limit, requests from that address without a valid credential
 // get 429 with Retry-After, while a valid credential from the same address still passes.
 describe('failed authentications per client address (e2e)', () => {
-  describe('in one instance', () => {
+  describeOnEachStore('in one instance on %s', (postgres) => {
     let server: TestApp;
-    beforeAll(
-      async () => (server = await createTestApp({ AUTH_FAILURES_PER_MINUTE: '3', TRUST_PROXY: '127.0.0.1/8' })),
-    );
-    afterAll(() => server.destroy());
+    let schema: TestSchema | undefined;
+    beforeAll(async () => {
+      schema = postgres ? await createTestSchema() : undefined;
+      server = await createTestApp({
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+        AUTH_FAILURES_PER_MINUTE: '3',
+        TRUST_PROXY: '127.0.0.1/8',
+      });
+    });
+    afterAll(async () => {
+      await server.destroy();
+      await schema?.drop();
+    });
 
     const plants = (auth: string | false, from: string, body?: unknown) =>
       request(`${server.url}/plants`, {
