@@ -25,17 +25,19 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
+    // One instance of the webhook module, imported here and by plants (for the PlantEvents port).
+    const webhooks = WebhooksModule.forRoot(config.webhooks);
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         LifecycleModule,
         DatabaseModule.forRoot([...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS]),
-        WebhooksModule.forRoot(config.webhooks),
+        webhooks,
         LoggingModule,
         MetricsModule.forRoot(config.metrics.port),
         AuthModule,
-        PlantsModule,
+        PlantsModule.register(webhooks),
         HealthModule,
         CountersModule,
         RateLimitModule.forRoot(config.rateLimit),

@@ -9,32 +9,30 @@ import { describePlantsRepositoryContract } from './plants-repository.contract';
 import { StorageError } from '../src/database/storage.error';
 import { Plant } from '../src/plants/plant';
 import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
-import { PlantsCreatedHook } from '../src/plants/persistence/plants-created.hook';
+import { PlantEvents } from '../src/plants/plant-events';
+import { Transaction } from '../src/database/transaction';
+import { SqliteTransaction } from '../src/database/sqlite-database';
 
 type OpenRepository = SqlitePlantsRepository & { close(): void };
 
 /** The repository on an SqliteDatabase of its own, as DatabaseModule makes it; close() closes the file. */
-function openRepository(path: string, hook?: PlantsCreatedHook): OpenRepository {
+function openRepository(path: string, hook?: PlantEvents): OpenRepository {
   const database = new SqliteDatabase(path, PLANTS_MIGRATIONS);
   database.onModuleInit();
   return Object.assign(new SqlitePlantsRepository(database, hook), { close: () => database.onApplicationShutdown() });
 }
 
 /** A hook that records each transaction's new plants, and can make one plant's transaction fail. */
-class RecordingHook extends PlantsCreatedHook {
+class RecordingHook extends PlantEvents {
   readonly transactions: bigint[][] = [];
   commits = 0;
   failFor?: bigint;
 
-  inSqlite(connection: Database.Database, plants: readonly Plant[]): void {
+  created(transaction: Transaction, plants: readonly Plant[]): void {
     if (plants.some((plant) => plant.id === this.failFor)) throw new Error('the outbox refused it');
     // A statement on the transaction's own connection, as the outbox writer runs one.
-    connection.prepare('SELECT 1').get();
+    (transaction as SqliteTransaction).connection.prepare('SELECT 1').get();
     this.transactions.push(plants.map((plant) => plant.id));
-  }
-
-  inPostgres(): Promise<void> {
-    throw new Error('not on SQLite');
   }
 
   committed(): void {

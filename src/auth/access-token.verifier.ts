@@ -12,6 +12,8 @@ import { withoutStack } from '../errors/without-stack';
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 7235).
 const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+/** The JWT scope of the admin permission. */
+export const ADMIN_SCOPE = 'webhooks:manage';
 
 /**
  * Checks `Authorization` headers: against the static tokens (in constant time), then, when
@@ -22,8 +24,9 @@ export class AccessTokenVerifier implements OnModuleInit {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
   private jwt?: JwtVerifier;
-  /** The principal of each request verified so far (see `principalOf`). */
-  private readonly principals = new WeakMap<object, string>();
+  /** The principal of each request verified so far (see `principalOf`), and whether it holds the admin permission. */
+  private readonly principals = new WeakMap<object, Principal>();
+  private adminDigests: Buffer[] = [];
   /** The token made for development when no AUTH_TOKENS are configured; printed once listening. */
   developmentToken?: string;
 
@@ -38,7 +41,7 @@ export class AccessTokenVerifier implements OnModuleInit {
       const { JwtVerifier } = await import('./jwt.verifier');
       this.jwt = new JwtVerifier(this.config.jwt);
     }
-    if (this.config.authTokens.length === 0 && !this.jwt) {
+    if (this.config.authTokens.length === 0 && this.config.adminTokens.length === 0 && !this.jwt) {
       const { token, created } = loadOrCreateDevToken(this.config.dataDir);
       this.logger.warn(
         `No AUTH_TOKENS configured: using the development token ${created ? 'just made' : 'kept'} in ${this.config.dataDir}`,
@@ -46,6 +49,7 @@ export class AccessTokenVerifier implements OnModuleInit {
       this.developmentToken = token;
     }
     this.digests = (this.developmentToken ? [this.developmentToken] : this.config.authTokens).map(digest);
+    this.adminDigests = this.config.adminTokens.map(digest);
   }
 
   /**
@@ -60,13 +64,13 @@ export class AccessTokenVerifier implements OnModuleInit {
    */
   verifyRequest(request: VerifiedRequest): Promise<void> | undefined {
     if (this.principals.has(request)) return undefined;
-    let checked: string | Promise<string>;
+    let checked: Principal | Promise<Principal>;
     try {
       checked = this.check(request.headers.authorization);
     } catch (error) {
       return this.refuse(request, error);
     }
-    if (typeof checked === 'string') {
+    if (!(checked instanceof Promise)) {
       this.principals.set(request, checked);
       return undefined;
     }
@@ -88,14 +92,22 @@ export class AccessTokenVerifier implements OnModuleInit {
    * has accepted the request. The rate limit keys on it; it holds no credential.
    */
   principalOf(request: object): string | undefined {
-    return this.principals.get(request);
+    return this.principals.get(request)?.key;
+  }
+
+  /**
+   * Whether a verified request holds the admin permission (manage webhook endpoints): a token of
+   * ADMIN_TOKENS, or a JWT whose `scope` holds `webhooks:manage`.
+   */
+  isAdmin(request: object): boolean {
+    return this.principals.get(request)?.admin === true;
   }
 
   /**
    * The principal when the header holds a static token; a promise of it for a JWT-shaped token when
    * JWTs are on; throws otherwise.
    */
-  private check(authorization: string | undefined): string | Promise<string> {
+  private check(authorization: string | undefined): Principal | Promise<Principal> {
     if (authorization === undefined || authorization === '') {
       throw invalidCredentials('Authorization header with a Bearer token is required', false);
     }
@@ -107,10 +119,15 @@ export class AccessTokenVerifier implements OnModuleInit {
     // Compare with every token, without stopping at a match, so timing says nothing about which.
     let accepted = false;
     for (const known of this.digests) accepted = timingSafeEqual(presented, known) || accepted;
-    if (accepted) return `token:${presented.toString('base64url')}`;
+    let admin = false;
+    for (const known of this.adminDigests) admin = timingSafeEqual(presented, known) || admin;
+    if (accepted || admin) return { key: `token:${presented.toString('base64url')}`, admin };
     if (this.jwt && JWT_SHAPE.test(token)) {
       return this.jwt.verify(token).then(
-        ({ issuer, subject }) => `jwt:${digest(`${issuer}\n${subject}`).toString('base64url')}`,
+        ({ issuer, subject, scopes }) => ({
+          key: `jwt:${digest(`${issuer}\n${subject}`).toString('base64url')}`,
+          admin: scopes.includes(ADMIN_SCOPE),
+        }),
         (error: unknown) => {
           if (error instanceof IdentityProviderUnavailableError) {
             throw new ServiceUnavailableException(
@@ -124,6 +141,12 @@ export class AccessTokenVerifier implements OnModuleInit {
     }
     throw invalidCredentials('Bearer token is invalid or expired', true);
   }
+}
+
+/** Who a request is (for the rate limit; holds no credential), and whether it may manage webhook endpoints. */
+interface Principal {
+  readonly key: string;
+  readonly admin: boolean;
 }
 
 /** What the verifier reads of a request: its header, and the client address for the failure count. */

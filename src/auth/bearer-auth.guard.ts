@@ -3,8 +3,10 @@ import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { AccessTokenVerifier } from './access-token.verifier';
 import { IS_PUBLIC_KEY } from './public.decorator';
+import { ADMIN_ONLY_KEY, InsufficientScopeException } from './admin-only.decorator';
+import { withoutStack } from '../errors/without-stack';
 
-/** Global guard: every route needs a valid bearer token unless its handler is `@Public()`. */
+/** Global guard: every route needs a valid bearer token unless its handler is `@Public()`, and the admin permission under `@AdminOnly()`. */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
   constructor(
@@ -20,7 +22,14 @@ export class BearerAuthGuard implements CanActivate {
     ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const adminOnly = this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY_KEY, [context.getHandler(), context.getClass()]);
     const pending = this.verifier.verifyRequest(request);
-    return pending === undefined ? true : pending.then(() => true);
+    if (!adminOnly) return pending === undefined ? true : pending.then(() => true);
+    return pending === undefined ? this.admin(request) : pending.then(() => this.admin(request));
+  }
+
+  private admin(request: FastifyRequest): true {
+    if (!this.verifier.isAdmin(request)) throw withoutStack(() => new InsufficientScopeException());
+    return true;
   }
 }

@@ -24,7 +24,7 @@ export class JwtVerifier {
    * Resolves to who the token names when it verifies; rejects otherwise (the reason stays out of the
    * response). The issuer is the configured one; a token without `sub` names no one in particular.
    */
-  async verify(token: string): Promise<{ issuer: string; subject: string }> {
+  async verify(token: string): Promise<{ issuer: string; subject: string; scopes: string[] }> {
     const options = {
       issuer: this.config.issuer,
       audience: this.config.audience,
@@ -36,6 +36,8 @@ export class JwtVerifier {
       this.key instanceof KeyObject
         ? await jwtVerify(token, this.key, options)
         : await jwtVerify(token, this.key, options);
-    return { issuer: this.config.issuer, subject: payload.sub ?? '' };
+    // `scope`: space-separated (RFC 8693); anything else holds no scope.
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+    return { issuer: this.config.issuer, subject: payload.sub ?? '', scopes };
   }
 }

@@ -20,22 +20,36 @@ export interface JwtConfig {
   readonly audience: string;
 }
 
-/** The new-plant webhook: on when WEBHOOK_URLS names at least one subscriber. */
+/**
+ * The new-plant webhook. Always on: endpoints come from configuration (`configured`) or from the
+ * admin API; with none, nothing is recorded.
+ */
 export interface WebhookConfig {
-  /** Subscriber URLs, absolute http(s). */
-  readonly urls: readonly string[];
-  /** Signing secrets, `whsec_…`; every one signs each delivery (rotation). Never logged. */
-  readonly secrets: readonly string[];
+  /** Endpoints declared by WEBHOOK_URLS, signed with WEBHOOK_SECRET, reconciled at start-up. */
+  readonly configured: {
+    /** Absolute http(s) URLs, normalised (`new URL(…).href`). */
+    readonly urls: readonly string[];
+    /** Signing secrets, `whsec_…`; every one signs (rotation). Never logged. */
+    readonly secrets: readonly string[];
+  };
   /** Per-attempt timeout. */
   readonly timeoutMs: number;
   /** Delays between attempts; the first attempt is at once, so there are `length + 1` attempts. */
   readonly retryScheduleMs: readonly number[];
-  /** How long delivered and failed deliveries are kept before they are pruned. */
+  /** How long finished deliveries (with their attempts and messages) are kept before they are pruned. */
   readonly retentionMs: number;
   /** Deliveries in flight at once, per instance. */
   readonly concurrency: number;
+  /** Deliveries in flight at once to one endpoint, across every instance. */
+  readonly endpointConcurrency: number;
   /** How often the outbox is read when nothing wakes the dispatcher (other instances' events, retries). */
   readonly pollIntervalMs: number;
+  /** How long a rotated-out secret still signs. */
+  readonly secretOverlapMs: number;
+  /** An endpoint with no success for this long, while its attempts fail, is disabled. */
+  readonly disableAfterMs: number;
+  /** CIDR ranges no endpoint may reach (`address/prefix`). */
+  readonly blockedNetworks: readonly string[];
 }
 
 /** The rate limit: requests per minute per principal (counted in Redis when `AppConfig.redisUrl` is set). */
@@ -56,6 +70,8 @@ export abstract class AppConfig {
   abstract readonly database: DatabaseConfig;
   /** Accepted static bearer tokens; none and no JWT means "make a development token" (never in production). */
   abstract readonly authTokens: readonly string[];
+  /** Static tokens with the admin permission (ADMIN_TOKENS): they manage webhook endpoints, and are accepted on /plants too. */
+  abstract readonly adminTokens: readonly string[];
   /** Failed authentications per client address and minute before that address gets 429 without a valid credential. */
   abstract readonly authFailuresPerMinute: number;
   abstract readonly jwt?: JwtConfig;
@@ -75,7 +91,6 @@ export abstract class AppConfig {
   abstract readonly redisUrl?: string;
   /** Fastify's `trustProxy`: whether, and from which hops, `X-Forwarded-For` gives the client address. */
   abstract readonly trustProxy: TrustProxy;
-  /** Undefined when WEBHOOK_URLS is unset: the webhook is off and nothing is recorded. */
-  abstract readonly webhooks?: WebhookConfig;
+  abstract readonly webhooks: WebhookConfig;
   abstract readonly timeouts: { readonly shutdownMs: number; readonly keepAliveMs: number; readonly requestMs: number };
 }

@@ -140,4 +140,23 @@ export class EnvironmentVariables {
 
   @IntegerBetween('WEBHOOK_POLL_INTERVAL_MS', 10, 3600000)
   WEBHOOK_POLL_INTERVAL_MS?: number;
+
+  @IntegerBetween('WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000)
+  WEBHOOK_ENDPOINT_CONCURRENCY?: number;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_SECRET_OVERLAP?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_DISABLE_AFTER?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_BLOCKED_NETWORKS?: string;
+
+  @IsOptional()
+  @IsString()
+  ADMIN_TOKENS?: string;
 }

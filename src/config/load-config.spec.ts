@@ -10,6 +10,7 @@ describe('loadConfig', () => {
         host: '0.0.0.0',
         database: { kind: 'sqlite', path: resolve('data/plants.db') },
         authTokens: [],
+        adminTokens: [],
         authFailuresPerMinute: 600,
         jwt: undefined,
         production: false,
@@ -21,6 +22,7 @@ describe('loadConfig', () => {
         rateLimit: undefined,
         redisUrl: undefined,
         trustProxy: false,
+        webhooks: expect.objectContaining({ configured: { urls: [], secrets: [] } }),
         timeouts: { shutdownMs: 10000, keepAliveMs: 75000, requestMs: 30000 },
       });
     });
@@ -38,6 +40,7 @@ describe('loadConfig', () => {
         DATABASE_URL: 'postgresql://plants@db:5432/plants',
         AUTH_TOKENS: ` ${'1'.repeat(32)} , ${'2'.repeat(40)},, ${'3'.repeat(35)}= `,
         AUTH_FAILURES_PER_MINUTE: '30',
+        ADMIN_TOKENS: `${'a'.repeat(32)}, ${'b'.repeat(33)}`,
         AUTH_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
         AUTH_JWT_ISSUER: 'https://idp.example.com/',
         AUTH_JWT_AUDIENCE: 'plant-store',
@@ -69,6 +72,7 @@ describe('loadConfig', () => {
           queryTimeoutMs: 2500,
         },
         authTokens: ['1'.repeat(32), '2'.repeat(40), `${'3'.repeat(35)}=`],
+        adminTokens: ['a'.repeat(32), 'b'.repeat(33)],
         authFailuresPerMinute: 30,
         jwt: {
           jwksUrl: 'https://idp.example.com/.well-known/jwks.json',
@@ -85,6 +89,7 @@ describe('loadConfig', () => {
         rateLimit: { perMinute: 600 },
         redisUrl: 'redis://cache:6379/2',
         trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1', 'loopback'],
+        webhooks: expect.objectContaining({ configured: { urls: [], secrets: [] } }),
         timeouts: { shutdownMs: 3500, keepAliveMs: 65000, requestMs: 10000 },
       });
     });

@@ -37,10 +37,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
     );
   }
+  const adminTokens = commaList(vars.ADMIN_TOKENS);
+  if (!adminTokens.every((token) => TOKEN68.test(token))) {
+    throw new ConfigError(
+      'Invalid configuration: ADMIN_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
+    );
+  }
   const jwt = jwtConfig(vars);
-  if (production && authTokens.length === 0 && jwt === undefined) {
+  if (production && authTokens.length === 0 && adminTokens.length === 0 && jwt === undefined) {
     throw new ConfigError(
       'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
+    );
+  }
+  if (production && adminTokens.some((token) => token.length < MIN_PRODUCTION_TOKEN_LENGTH)) {
+    throw new ConfigError(
+      `Invalid configuration: each of ADMIN_TOKENS must be at least ${MIN_PRODUCTION_TOKEN_LENGTH} characters when NODE_ENV=production (make one with: openssl rand -hex 32)`,
     );
   }
   if (production && authTokens.some((token) => token.length < MIN_PRODUCTION_TOKEN_LENGTH)) {
@@ -64,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     host: vars.HOST ?? '0.0.0.0',
     database,
     authTokens,
+    adminTokens,
     authFailuresPerMinute: vars.AUTH_FAILURES_PER_MINUTE ?? 600,
     jwt,
     production,

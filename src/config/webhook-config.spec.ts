@@ -6,24 +6,27 @@ const OTHER = `whsec_${Buffer.alloc(24, 9).toString('base64')}`;
 const base = { AUTH_TOKENS: 'token', WEBHOOK_URLS: 'https://hooks.example/plants', WEBHOOK_SECRET: SECRET };
 
 describe('webhook configuration', () => {
-  it('should leave the webhook off when WEBHOOK_URLS is unset or empty, whatever else is set', () => {
-    expect(loadConfig({ AUTH_TOKENS: 'token', WEBHOOK_SECRET: 'not even valid' }).webhooks).toBeUndefined();
-    expect(loadConfig({ AUTH_TOKENS: 'token', WEBHOOK_URLS: '' }).webhooks).toBeUndefined();
+  it('should declare no endpoint when WEBHOOK_URLS is unset or empty', () => {
+    expect(loadConfig({ AUTH_TOKENS: 'token' }).webhooks.configured).toEqual({ urls: [], secrets: [] });
+    expect(loadConfig({ AUTH_TOKENS: 'token', WEBHOOK_URLS: '' }).webhooks.configured).toEqual({ urls: [], secrets: [] });
   });
 
-  it('should default to the Standard Webhooks schedule, a 15 s timeout and 7 days of retention', () => {
+  it('should default to the Standard Webhooks schedule, a 15 s timeout, 7 days of retention and the anchors\' windows', () => {
     expect(loadConfig(base).webhooks).toEqual({
-      urls: ['https://hooks.example/plants'],
-      secrets: [SECRET],
+      configured: { urls: ['https://hooks.example/plants'], secrets: [SECRET] },
       timeoutMs: 15000,
       retryScheduleMs: [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400].map((s) => s * 1000),
       retentionMs: 7 * 86_400_000,
-      concurrency: 16,
+      concurrency: 32,
+      endpointConcurrency: 8,
       pollIntervalMs: 1000,
+      secretOverlapMs: 24 * 3_600_000,
+      disableAfterMs: 5 * 86_400_000,
+      blockedNetworks: ['169.254.0.0/16', 'fe80::/10'],
     });
   });
 
-  it('should read several URLs and secrets, and a schedule in every unit', () => {
+  it('should read several URLs and secrets, and every setting in every unit', () => {
     const config = loadConfig({
       ...base,
       WEBHOOK_URLS: 'http://127.0.0.1:9000/a, https://b.example/hook?token=x',
@@ -32,33 +35,40 @@ describe('webhook configuration', () => {
       WEBHOOK_RETRY_SCHEDULE: '500ms,1s,2m,3h,1d',
       WEBHOOK_RETENTION: '36h',
       WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '2',
       WEBHOOK_POLL_INTERVAL_MS: '250',
+      WEBHOOK_SECRET_OVERLAP: '1h',
+      WEBHOOK_DISABLE_AFTER: '2s',
+      WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/8, ::1/128',
     }).webhooks;
     expect(config).toEqual({
-      urls: ['http://127.0.0.1:9000/a', 'https://b.example/hook?token=x'],
-      secrets: [SECRET, OTHER],
+      configured: { urls: ['http://127.0.0.1:9000/a', 'https://b.example/hook?token=x'], secrets: [SECRET, OTHER] },
       timeoutMs: 2500,
       retryScheduleMs: [500, 1000, 120_000, 10_800_000, 86_400_000],
       retentionMs: 36 * 3_600_000,
       concurrency: 4,
+      endpointConcurrency: 2,
       pollIntervalMs: 250,
+      secretOverlapMs: 3_600_000,
+      disableAfterMs: 2000,
+      blockedNetworks: ['10.0.0.0/8', '::1/128'],
     });
   });
 
   it.each([
-    [{ WEBHOOK_URLS: 'ftp://files.example/x' }, 'WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs'],
-    [{ WEBHOOK_URLS: '/relative/path' }, 'WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs'],
+    [{ WEBHOOK_URLS: 'ftp://files.example/x' }, 'each of WEBHOOK_URLS must be an absolute http(s) URL'],
+    [{ WEBHOOK_URLS: '/relative/path' }, 'each of WEBHOOK_URLS must be an absolute http(s) URL'],
     [
       { WEBHOOK_URLS: 'https://ok.example, nope' },
-      'WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs',
+      'each of WEBHOOK_URLS must be an absolute http(s) URL',
     ],
     [
       { WEBHOOK_URLS: 'https://ok.example, https://user:hunter2@hooks.example/x' },
-      'WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
+      'each of WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
     ],
     [
       { WEBHOOK_URLS: 'https://token@hooks.example/x' },
-      'WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
+      'each of WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
     ],
     [{ WEBHOOK_SECRET: undefined }, 'WEBHOOK_SECRET is required when WEBHOOK_URLS is set'],
     [
@@ -85,7 +95,14 @@ describe('webhook configuration', () => {
       { WEBHOOK_RETRY_SCHEDULE: '1.5s' },
       'WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 5s,5m,2h (units ms, s, m, h, d)',
     ],
-    [{ WEBHOOK_RETENTION: '1d,2d' }, 'WEBHOOK_RETENTION must be one duration'],
+    [{ WEBHOOK_RETENTION: '1d,2d' }, 'WEBHOOK_RETENTION must be one duration, such as 5d'],
+    [{ WEBHOOK_URLS: 'https://hooks.example/x#frag' }, 'each of WEBHOOK_URLS must not have a fragment (#…)'],
+    [{ WEBHOOK_URLS: `https://hooks.example/${'x'.repeat(2048)}` }, 'each of WEBHOOK_URLS must be at most 2048 characters'],
+    [
+      { WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/33' },
+      'WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 169.254.0.0/16,fe80::/10',
+    ],
+    [{ WEBHOOK_DISABLE_AFTER: 'never' }, 'WEBHOOK_DISABLE_AFTER must be comma-separated durations such as 5s,5m,2h (units ms, s, m, h, d)'],
     [{ WEBHOOK_TIMEOUT_MS: '10' }, 'WEBHOOK_TIMEOUT_MS must be an integer between 100 and 600000'],
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY must be an integer between 1 and 1000'],
   ])('should refuse %j with one line naming the variable', (env, message) => {

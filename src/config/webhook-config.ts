@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { WebhookConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
@@ -6,28 +7,22 @@ import { commaList } from './comma-list';
 /** The Standard Webhooks schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,14h,20h,24h';
 export const DEFAULT_RETENTION = '7d';
+export const DEFAULT_SECRET_OVERLAP = '24h';
+export const DEFAULT_DISABLE_AFTER = '5d';
+/** Link-local addresses, where cloud metadata services answer. Loopback and private ranges stay allowed: internal receivers live there. */
+export const DEFAULT_BLOCKED_NETWORKS = '169.254.0.0/16,fe80::/10';
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^([0-9]{1,9})(ms|s|m|h|d)$/;
 // `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks).
 const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 
-/** The webhook settings, or undefined when WEBHOOK_URLS is unset. Messages name the variable, never its value. */
-export function webhookConfig(vars: EnvironmentVariables): WebhookConfig | undefined {
+/** The webhook settings. Messages name the variable, never its value. */
+export function webhookConfig(vars: EnvironmentVariables): WebhookConfig {
   const urls = commaList(vars.WEBHOOK_URLS);
-  if (urls.length === 0) return undefined;
-  if (!urls.every(isHttpUrl)) {
-    throw new ConfigError(
-      'Invalid configuration: WEBHOOK_URLS must be a comma-separated list of absolute http(s) URLs',
-    );
-  }
-  // fetch refuses a URL with credentials in it: every send would fail.
-  if (urls.some(hasCredentials)) {
-    throw new ConfigError(
-      'Invalid configuration: WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
-    );
-  }
+  const invalid = urls.map(endpointUrlProblem).find((problem) => problem !== undefined);
+  if (invalid !== undefined) throw new ConfigError(`Invalid configuration: each of WEBHOOK_URLS ${invalid}`);
   const secrets = commaList(vars.WEBHOOK_SECRET);
-  if (secrets.length === 0) {
+  if (urls.length > 0 && secrets.length === 0) {
     throw new ConfigError('Invalid configuration: WEBHOOK_SECRET is required when WEBHOOK_URLS is set');
   }
   if (!secrets.every(isSecret)) {
@@ -35,35 +30,67 @@ export function webhookConfig(vars: EnvironmentVariables): WebhookConfig | undef
       'Invalid configuration: WEBHOOK_SECRET must be whsec_ followed by the base64 of 24 to 64 bytes (comma-separated for several)',
     );
   }
-  const retryScheduleMs = durations('WEBHOOK_RETRY_SCHEDULE', vars.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE);
-  const retention = durations('WEBHOOK_RETENTION', vars.WEBHOOK_RETENTION ?? DEFAULT_RETENTION);
-  if (retention.length !== 1) throw new ConfigError('Invalid configuration: WEBHOOK_RETENTION must be one duration');
+  const blockedNetworks = commaList(vars.WEBHOOK_BLOCKED_NETWORKS ?? DEFAULT_BLOCKED_NETWORKS);
+  if (!blockedNetworks.every(isCidr)) {
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 169.254.0.0/16,fe80::/10',
+    );
+  }
   return {
-    urls,
-    secrets,
+    configured: { urls: [...new Set(urls.map((url) => new URL(url).href))], secrets },
     timeoutMs: vars.WEBHOOK_TIMEOUT_MS ?? 15000,
-    retryScheduleMs,
-    retentionMs: retention[0],
-    concurrency: vars.WEBHOOK_CONCURRENCY ?? 16,
+    retryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', vars.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE),
+    retentionMs: duration('WEBHOOK_RETENTION', vars.WEBHOOK_RETENTION ?? DEFAULT_RETENTION),
+    concurrency: vars.WEBHOOK_CONCURRENCY ?? 32,
+    endpointConcurrency: vars.WEBHOOK_ENDPOINT_CONCURRENCY ?? 8,
     pollIntervalMs: vars.WEBHOOK_POLL_INTERVAL_MS ?? 1000,
+    secretOverlapMs: duration('WEBHOOK_SECRET_OVERLAP', vars.WEBHOOK_SECRET_OVERLAP ?? DEFAULT_SECRET_OVERLAP),
+    disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', vars.WEBHOOK_DISABLE_AFTER ?? DEFAULT_DISABLE_AFTER),
+    blockedNetworks,
   };
 }
 
-function isHttpUrl(value: string): boolean {
+/** Longest accepted endpoint URL. */
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * Why `value` cannot be an endpoint's URL ("must …"), or undefined when it can: absolute http(s),
+ * no credentials (receivers verify the signature instead; fetch refuses them anyway), no fragment,
+ * at most MAX_URL_LENGTH characters. Shared by the configuration and the admin API.
+ */
+export function endpointUrlProblem(value: string): string | undefined {
+  if (value.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+  let url: URL;
   try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    url = new URL(value);
   } catch {
-    return false;
+    return 'must be an absolute http(s) URL';
   }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.username !== '' || url.password !== '') {
+    return 'must not hold credentials (user:password@); receivers verify the signature instead';
+  }
+  if (value.includes('#')) return 'must not have a fragment (#…)';
+  return undefined;
 }
 
-function hasCredentials(value: string): boolean {
-  const url = new URL(value);
-  return url.username !== '' || url.password !== '';
+/** `address/prefix`, IPv4 or IPv6, with a prefix that fits the family. */
+function isCidr(value: string): boolean {
+  const [address, prefix, ...rest] = value.split('/');
+  if (rest.length > 0 || prefix === undefined || !/^[0-9]{1,3}$/.test(prefix)) return false;
+  const family = isIP(address);
+  return family !== 0 && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-function isSecret(value: string): boolean {
+function duration(name: string, value: string): number {
+  const parsed = durations(name, value);
+  if (parsed.length !== 1) throw new ConfigError(`Invalid configuration: ${name} must be one duration, such as 5d`);
+  return parsed[0];
+}
+
+export function isSecret(value: string): boolean {
   const base64 = SECRET.exec(value)?.[1];
   if (base64 === undefined || base64.length % 4 !== 0) return false;
   const bytes = Buffer.from(base64, 'base64').length;

@@ -7,6 +7,7 @@ import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
+import { Transaction } from './transaction';
 
 export interface PostgresOptions {
   url: string;
@@ -17,6 +18,18 @@ export interface PostgresOptions {
 }
 
 const MAX_BACKOFF_MS = 5000;
+
+/** A transaction open on one pooled PostgreSQL connection. */
+export class PostgresTransaction extends Transaction {
+  readonly kind = 'postgres';
+
+  constructor(
+    readonly database: PostgresDatabase,
+    readonly client: PoolClient,
+  ) {
+    super();
+  }
+}
 // pg's own wait for an answer runs this much longer than the server's statement_timeout, so the
 // server cancels a slow statement itself (and frees its locks) before the client gives up on it.
 const CLIENT_TIMEOUT_MARGIN_MS = 500;

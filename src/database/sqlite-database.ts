@@ -8,6 +8,7 @@ import { inVersionOrder, Migration, newerSchemaError } from './migration';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isBusy, sqliteFailure } from './sqlite-errors';
 import { StorageError } from './storage.error';
+import { Transaction } from './transaction';
 
 /**
  * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
@@ -18,6 +19,15 @@ import { StorageError } from './storage.error';
 export const BUSY_WAIT_MS = 250;
 const BUSY_RETRY_MS = 25;
 const MIGRATION_BUSY_TIMEOUT_MS = 5000;
+
+/** A write transaction open on an SQLite connection (synchronous: finish inside the call). */
+export class SqliteTransaction extends Transaction {
+  readonly kind = 'sqlite';
+
+  constructor(readonly connection: BetterSqlite3.Database) {
+    super();
+  }
+}
 
 /** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {

@@ -1,3 +1,4 @@
+import { InsufficientScopeException } from '../auth/admin-only.decorator';
 import {
   ArgumentsHost,
   Catch,
@@ -59,6 +60,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const challenge = exception instanceof InvalidCredentialsException ? exception.challenge : BEARER_REALM;
       httpAdapter.setHeader(reply, 'WWW-Authenticate', challenge);
     }
+    if (exception instanceof InsufficientScopeException) httpAdapter.setHeader(reply, 'WWW-Authenticate', exception.challenge);
     // A handler may have set another type (text/plain for /metrics) before it failed.
     httpAdapter.setHeader(reply, 'Content-Type', 'application/json; charset=utf-8');
     httpAdapter.reply(reply, body, body.error);

@@ -6,6 +6,7 @@ import { ErrorDto } from './error.dto';
 const EXAMPLE_MESSAGES: Record<number, string> = {
   400: 'id must be an integer in the int64 range; name is required',
   401: 'Bearer token is invalid or expired',
+  403: 'This needs the admin permission: a token of ADMIN_TOKENS, or a JWT whose scope holds webhooks:manage',
   404: 'No plant with id 10',
   408: 'The request was not received completely within 30000 ms',
   414: 'A path parameter is longer than 100 characters',
@@ -24,6 +25,15 @@ const HEADERS: Record<number, ApiResponseOptions['headers']> = {
     'WWW-Authenticate': {
       description: 'The bearer challenge (RFC 6750), with error="invalid_token" when a token was presented.',
       schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' },
+    },
+  },
+  403: {
+    'WWW-Authenticate': {
+      description: 'The bearer challenge (RFC 6750) naming the scope that is missing.',
+      schema: {
+        type: 'string',
+        example: 'Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage"',
+      },
     },
   },
   429: {

@@ -35,7 +35,7 @@ describe('startupSummary', () => {
         'auth: 2 static token(s) and JWTs (keys from idp.example); ' +
         'rate limit: 600/min per principal; failed authentications: at most 600/min per client address; ' +
         'counters: in Redis at cache.internal:6380; ' +
-        'webhooks: to hooks.example, 10.0.0.7:8080',
+        'webhooks: WEBHOOK_URLS to hooks.example, 10.0.0.7:8080; endpoints managed at /webhooks/endpoints (0 admin token(s), or a JWT with scope webhooks:manage)',
     );
     for (const secret of ['secret', 'password', 'token=', 'whsec_']) expect(line).not.toContain(secret);
   });
@@ -50,7 +50,7 @@ describe('startupSummary', () => {
     expect(line).toContain('listening on http://[::]:8080');
     expect(line).toContain(
       'auth: the development token; rate limit: off; failed authentications: at most 600/min per client address; ' +
-        'counters: in this instance; webhooks: off',
+        'counters: in this instance; webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s))',
     );
   });
 });

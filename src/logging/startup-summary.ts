@@ -54,6 +54,7 @@ function rateLimit(config: AppConfig): string {
 }
 
 function webhooks(config: AppConfig): string {
-  if (config.webhooks === undefined) return 'off';
-  return `to ${config.webhooks.urls.map(hostOf).join(', ')}`;
+  const { urls } = config.webhooks.configured;
+  const managed = `endpoints managed at /webhooks/endpoints (${config.adminTokens.length} admin token(s)${config.jwt ? ', or a JWT with scope webhooks:manage' : ''})`;
+  return urls.length === 0 ? managed : `WEBHOOK_URLS to ${urls.map(hostOf).join(', ')}; ${managed}`;
 }

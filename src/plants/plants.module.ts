@@ -1,12 +1,24 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { PlantsRepository } from './persistence/plants.repository';
 import { plantsRepositoryProvider } from './persistence/plants-repository.provider';
 import { PlantsController } from './plants.controller';
 import { PlantsService } from './plants.service';
 
-@Module({
-  controllers: [PlantsController],
-  providers: [PlantsService, plantsRepositoryProvider],
-  exports: [PlantsRepository],
-})
-export class PlantsModule {}
+type ModuleImport = NonNullable<DynamicModule['imports']>[number];
+
+@Module({})
+export class PlantsModule {
+  /**
+   * `events`: the module that provides `PlantEvents`, what commits together with new plants (the
+   * webhook outbox). Imported explicitly, so plants depends on that port and on nothing else of it.
+   */
+  static register(events: ModuleImport): DynamicModule {
+    return {
+      module: PlantsModule,
+      imports: [events],
+      controllers: [PlantsController],
+      providers: [PlantsService, plantsRepositoryProvider],
+      exports: [PlantsRepository],
+    };
+  }
+}

@@ -6,13 +6,16 @@ import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
 
 const CONFIG: WebhookConfig = {
-  urls: ['http://127.0.0.1:1/hook'],
-  secrets: [],
+  configured: { urls: [], secrets: [] },
   timeoutMs: 1000,
   retryScheduleMs: [1000],
   retentionMs: 1000,
   concurrency: 4,
+  endpointConcurrency: 2,
   pollIntervalMs: 10_000,
+  secretOverlapMs: 1000,
+  disableAfterMs: 1000,
+  blockedNetworks: [],
 };
 
 /** A store with nothing to send and `batches` full batches of finished rows to prune, recording what happens. */
@@ -20,13 +23,13 @@ function storeWith(batches: number, events: string[]): jest.Mocked<DeliveriesSto
   let left = batches;
   return {
     claim: jest.fn().mockResolvedValue([]),
-    record: jest.fn().mockResolvedValue(0),
+    record: jest.fn().mockResolvedValue({ recorded: 0, disabled: [] }),
     backlog: jest.fn().mockResolvedValue({ pending: 0 }),
     prune: jest.fn().mockImplementation(() => {
       events.push('prune');
       return Promise.resolve(left-- > 0 ? 1000 : 3);
     }),
-  };
+  } as unknown as jest.Mocked<DeliveriesStore>;
 }
 
 describe('WebhookDispatcher', () => {
@@ -39,7 +42,7 @@ describe('WebhookDispatcher', () => {
       const dispatcher = new WebhookDispatcher(
         CONFIG,
         store,
-        {} as WebhookSender,
+        { close: () => Promise.resolve() } as WebhookSender,
         {} as WebhookMetrics,
         new AbortController().signal,
       );

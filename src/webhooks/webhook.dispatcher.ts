@@ -2,11 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
-import { AttemptResult, ClaimedDelivery, DeliveriesStore } from './persistence/deliveries.store';
-import { nextRetryDelayMs } from './retry-schedule';
-import { WebhookMetrics } from './webhook.metrics';
-import { Attempt, WebhookSender } from './webhook.sender';
 import { hostOf } from '../logging/host-of';
+import { attemptResult } from './dispatch-policy';
+import { ClaimedDelivery, DeliveriesStore, RecordedResult } from './persistence/deliveries.store';
+import { WebhookMetrics } from './webhook.metrics';
+import { WebhookSender } from './webhook.sender';
 
 // Finished deliveries are pruned this often, this many rows per statement.
 const PRUNE_EVERY_MS = 60_000;
@@ -15,11 +15,13 @@ const PRUNE_BATCH = 1000;
 const LEASE_MARGIN_MS = 5000;
 
 /**
- * Sends the outbox's due deliveries, a bounded number at a time, in the background of the service.
- * Claim (one short statement), send (no transaction, no lock, no pooled connection held), record
- * (one short statement for every result that came in together). Woken right after a commit that
- * wrote deliveries, and polling too: events another instance, or an earlier run, left behind are
- * found within WEBHOOK_POLL_INTERVAL_MS.
+ * Sends the outbox's due deliveries in the background of the service. Claim (one short
+ * transaction), send (no transaction, no lock, no pooled connection held), record (one short
+ * transaction for every result that came in together). The claim keeps endpoints apart: each has its
+ * own cap on sends in flight (across instances), a failing one gets one probe at a time and backs
+ * off on its own, so a dead endpoint never holds the slots a healthy one needs. Woken right after a
+ * commit that wrote deliveries, and polling too: what another instance, an earlier run, a resend or a
+ * retry left due is found within WEBHOOK_POLL_INTERVAL_MS.
  */
 export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
@@ -27,7 +29,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private readonly inFlight = new Set<Promise<void>>();
   /** Aborted by the shutdown signal, or by the module's destruction if that comes first. */
   private readonly stopped = new AbortController();
-  private readonly results: Batcher<{ delivery: ClaimedDelivery; result: AttemptResult }, void>;
+  private readonly results: Batcher<RecordedResult, void>;
   private running = false;
   private loop?: Promise<void>;
   /** A wake() that came while the loop was busy: the next wait ends at once. */
@@ -48,10 +50,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     // Each send in flight listens for the stop: up to `concurrency` listeners, not a leak.
     setMaxListeners(config.concurrency + 10, this.stopped.signal);
     shutdown.addEventListener('abort', () => this.stop(), { once: true });
-    // Results that finish in one event-loop turn are recorded by one statement (one commit, one fsync on SQLite).
+    // Results that finish in one event-loop turn are recorded by one transaction (one commit).
     this.results = new Batcher({
       batchingFunction: async (results) => {
-        await this.store.record(results);
+        const { disabled } = await this.store.record(results, this.config.disableAfterMs);
+        for (const endpoint of disabled) {
+          this.metrics.endpointsDisabled.inc();
+          this.logger.warn(
+            `Disabled webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}): no successful delivery for ` +
+              `WEBHOOK_DISABLE_AFTER while deliveries kept failing; its pending deliveries are failed. ` +
+              'Re-enable it with PATCH {"disabled": false}, then recover it to send what it missed',
+          );
+        }
         return results.map(() => undefined);
       },
       maxBatchSize: 500,
@@ -75,6 +85,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     await this.loop;
     await Promise.all(this.inFlight);
     await this.results.idlePromise();
+    await this.sender.close();
   }
 
   private stop(): void {
@@ -83,7 +94,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     this.wake();
   }
 
-  /** Called after a commit that wrote deliveries: look at the outbox now rather than at the next poll. */
+  /** Called after a commit that wrote deliveries, or a resend: look at the outbox now rather than at the next poll. */
   wake(): void {
     if (this.waiting) this.endWait();
     else this.woken = true;
@@ -91,21 +102,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
 
   private async run(): Promise<void> {
     while (this.running) {
-      let full = false;
       try {
         const free = this.config.concurrency - this.inFlight.size;
         if (free > 0) {
-          const claimed = await this.store.claim(free, this.leaseMs);
+          const claimed = await this.store.claim(free, this.leaseMs, this.config.endpointConcurrency);
           for (const delivery of claimed) this.track(this.deliver(delivery));
-          // As many as there was room for: more may be due, so claim again as soon as a slot frees.
-          full = claimed.length === free;
         }
         await this.pruneWhenDue();
       } catch (error) {
         this.logger.warn(`Could not read the webhook outbox; trying again shortly: ${(error as Error).message}`);
       }
       if (!this.running) break;
-      if (full || this.inFlight.size >= this.config.concurrency) {
+      if (this.inFlight.size > 0) {
+        // A send that ends frees a slot, and may end an endpoint's backoff or cap: claim again then.
         await Promise.race([...this.inFlight, this.nextWake(this.config.pollIntervalMs)]);
         this.endWait(); // a send ended first: this wait is over too, so its timer must not end a later one
         // Let the other sends that end in this turn end too, so the next claim takes several at once.
@@ -144,18 +153,23 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     const host = hostOf(delivery.url);
     const attempt = await this.sender.send(delivery, this.stopped.signal);
     this.metrics.counted(attempt.outcome);
-    const result = this.resultOf(delivery, attempt);
-    if (result.kind === 'delivered') {
+    const result = attemptResult(attempt, delivery.attempts, delivery.endpointFailures, this.config.retryScheduleMs);
+    const to = `${delivery.webhookId} to ${delivery.endpointId} (${host})`;
+    if (result.kind === 'succeeded') {
       this.metrics.latency.observe(Math.max(0, Date.now() - delivery.createdAtMs) / 1000);
-      this.logger.debug(`Delivered ${delivery.webhookId} to ${host} (attempt ${delivery.attempts + 1})`);
+      this.logger.debug(`Delivered ${to} (attempt ${delivery.attempts + 1})`);
     } else if (result.kind === 'retry') {
       this.logger.warn(
-        `Delivery ${delivery.webhookId} to ${host} failed (attempt ${delivery.attempts + 1}: ${attempt.detail}); ` +
+        `Delivery ${to} failed (attempt ${delivery.attempts + 1}: ${attempt.detail}); ` +
           `retrying in ${Math.round(result.delayMs / 1000)} s`,
       );
     } else if (result.kind === 'failed') {
       this.metrics.failed.inc();
-      this.logger.error(`Delivery ${delivery.webhookId} to ${host} failed for good: ${result.error}`);
+      const why =
+        attempt.outcome === 'gone'
+          ? `${attempt.detail}: the subscriber asked for no more deliveries of it`
+          : `${attempt.detail} on the last of ${delivery.attempts + 1} attempts`;
+      this.logger.error(`Delivery ${to} failed for good: ${why}`);
     }
     try {
       await this.results.getResult({ delivery, result });
@@ -165,31 +179,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  private resultOf(delivery: ClaimedDelivery, attempt: Attempt): AttemptResult {
-    switch (attempt.outcome) {
-      case '2xx':
-        return { kind: 'delivered' };
-      case 'aborted':
-        return { kind: 'released' };
-      case 'gone':
-        return { kind: 'failed', error: `${attempt.detail}: the subscriber asked for no more deliveries` };
-    }
-    const attempts = delivery.attempts + 1;
-    const delayMs = nextRetryDelayMs(this.config.retryScheduleMs, attempts);
-    return delayMs === undefined
-      ? { kind: 'failed', error: `${attempt.detail} on the last of ${attempts} attempts` }
-      : { kind: 'retry', delayMs, error: attempt.detail };
-  }
-
   private async pruneWhenDue(): Promise<void> {
     if (Date.now() - this.lastPruneMs < PRUNE_EVERY_MS) return;
     this.lastPruneMs = Date.now();
     let pruned = 0;
-    for (let removed = PRUNE_BATCH; removed === PRUNE_BATCH; pruned += removed) {
+    for (let removed = PRUNE_BATCH; removed >= PRUNE_BATCH; pruned += removed) {
       // Between batches, whatever else waits runs first (on SQLite a batch holds the event loop).
       if (pruned > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       removed = await this.store.prune(this.config.retentionMs, PRUNE_BATCH);
     }
-    if (pruned > 0) this.logger.log(`Pruned ${pruned} finished webhook deliveries`);
+    if (pruned > 0) this.logger.log(`Pruned ${pruned} finished webhook deliveries and messages`);
   }
 }

@@ -7,24 +7,30 @@ import { AttemptOutcome } from './webhook.sender';
 
 const BACKLOG_SHARED_MS = 1000;
 
-/** The webhook's Prometheus metrics, in the service's registry. Registered only when the webhook is on. */
+/** The webhook's Prometheus metrics, in the service's registry. */
 @Injectable()
 export class WebhookMetrics {
   readonly attempts: Counter<'outcome'>;
   readonly failed: Counter;
   readonly latency: Histogram;
+  readonly endpointsDisabled: Counter;
 
   constructor(metrics: MetricsService, store: DeliveriesStore) {
     const registers = [metrics.registry];
     this.attempts = new Counter({
       name: 'plant_store_webhook_attempts_total',
-      help: 'Webhook delivery attempts by outcome: 2xx, 3xx (not followed), 4xx, 5xx, gone (410), timeout, network',
+      help: 'Webhook delivery attempts by outcome: 2xx, 3xx (not followed), 4xx, 5xx, gone (410), timeout, network, blocked (WEBHOOK_BLOCKED_NETWORKS)',
       labelNames: ['outcome'] as const,
       registers,
     });
     this.failed = new Counter({
       name: 'plant_store_webhook_deliveries_failed_total',
       help: 'Webhook deliveries given up: the retry schedule used up, or the subscriber answered 410 Gone',
+      registers,
+    });
+    this.endpointsDisabled = new Counter({
+      name: 'plant_store_webhook_endpoints_disabled_total',
+      help: 'Webhook endpoints disabled by the service: no success for WEBHOOK_DISABLE_AFTER while failing',
       registers,
     });
     this.latency = new Histogram({

@@ -1,32 +1,62 @@
+import { isIP } from 'node:net';
+import { Agent, fetch } from 'undici';
 import { API_VERSION } from '../openapi/openapi-document';
+import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
+import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries.store';
-import { WebhookSigner } from './webhook.signer';
+import { signature } from './webhook.signer';
 
 /** How one attempt ended, as counted in the metrics. */
-export type AttemptOutcome = '2xx' | '3xx' | '4xx' | '5xx' | 'gone' | 'timeout' | 'network' | 'aborted';
+export type AttemptOutcome = '2xx' | '3xx' | '4xx' | '5xx' | 'gone' | 'timeout' | 'network' | 'blocked' | 'aborted';
 
 export interface Attempt {
   readonly outcome: AttemptOutcome;
-  /** For the log and `last_error`: the status, or what went wrong on the way. Never a secret. */
+  /** The response's status, when one came. */
+  readonly status?: number;
+  /** For the log and the attempt log: the status, or what went wrong on the way. Never a secret. */
   readonly detail: string;
+  /** When it started (Unix ms), and how long it took. */
+  readonly atMs: number;
+  readonly durationMs: number;
 }
 
 const USER_AGENT = `PlantStore-Webhooks/${API_VERSION}`;
 
 /**
  * Sends one attempt of one delivery: `POST <url>` with the exact body and the Standard Webhooks
- * headers, signed afresh with this attempt's timestamp. Success is a 2xx within the timeout;
- * redirects are not followed (a 3xx is a failure), and the response body is not read.
+ * headers, signed afresh with this attempt's timestamp and the endpoint's secrets. Success is a 2xx
+ * within the timeout; redirects are not followed (a 3xx is a failure), and the response body is not
+ * read. Connections go through an agent whose name lookup refuses WEBHOOK_BLOCKED_NETWORKS.
  */
 export class WebhookSender {
+  private readonly agent: Agent;
+
   constructor(
-    private readonly signer: WebhookSigner,
     private readonly timeoutMs: number,
-  ) {}
+    private readonly blocked: BlockedNetworks,
+  ) {
+    this.agent = new Agent({ connect: { lookup: blocked.lookup } });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.destroy();
+  }
 
   async send(delivery: ClaimedDelivery, shutdown: AbortSignal): Promise<Attempt> {
-    if (shutdown.aborted) return { outcome: 'aborted', detail: 'shutting down' };
-    const timestamp = Math.floor(Date.now() / 1000);
+    const atMs = Date.now();
+    const started = performance.now();
+    const ended = (outcome: AttemptOutcome, detail: string, status?: number): Attempt => ({
+      outcome,
+      detail,
+      ...(status === undefined ? {} : { status }),
+      atMs,
+      durationMs: Math.round(performance.now() - started),
+    });
+    if (shutdown.aborted) return ended('aborted', 'shutting down');
+    // A literal address is never looked up: checked here instead.
+    const host = new URL(delivery.url).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) !== 0 && this.blocked.blocks(host)) return ended('blocked', new BlockedAddressError(host).message);
+    const timestamp = Math.floor(atMs / 1000);
     // One controller per attempt, aborted by its timer or by shutdown. (Not AbortSignal.any() with
     // the long-lived shutdown signal: on Node 20 that keeps every attempt's signal alive on it.)
     const controller = new AbortController();
@@ -38,24 +68,31 @@ export class WebhookSender {
         method: 'POST',
         redirect: 'manual',
         signal: controller.signal,
+        dispatcher: this.agent,
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
           'webhook-id': delivery.webhookId,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': this.signer.sign(delivery.webhookId, timestamp, delivery.payload),
+          'webhook-signature': signature(
+            signingSecrets(delivery.secrets, atMs),
+            delivery.webhookId,
+            timestamp,
+            delivery.payload,
+          ),
         },
         body: delivery.payload,
       });
       // Only the status counts; the connection goes back to the pool without reading the body.
       await response.body?.cancel();
-      return { outcome: outcomeOf(response.status), detail: `HTTP ${response.status}` };
+      return ended(outcomeOf(response.status), `HTTP ${response.status}`, response.status);
     } catch (error) {
-      if (shutdown.aborted) return { outcome: 'aborted', detail: 'shutting down' };
-      if (controller.signal.aborted) return { outcome: 'timeout', detail: `no answer within ${this.timeoutMs} ms` };
-      // undici's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND…) in its cause.
+      if (shutdown.aborted) return ended('aborted', 'shutting down');
+      if (controller.signal.aborted) return ended('timeout', `no answer within ${this.timeoutMs} ms`);
+      // undici's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND, a blocked address…) in its cause.
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      return { outcome: 'network', detail: cause?.code ?? cause?.message ?? (error as Error).message };
+      if (cause instanceof BlockedAddressError) return ended('blocked', cause.message);
+      return ended('network', cause?.code ?? cause?.message ?? (error as Error).message);
     } finally {
       clearTimeout(timer);
       shutdown.removeEventListener('abort', onShutdown);

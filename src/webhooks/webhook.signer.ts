@@ -1,25 +1,26 @@
 import { Webhook } from 'standardwebhooks';
 
-/**
- * Signs deliveries per Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one
- * signature per configured secret, space-separated, so a receiver that knows any of them verifies
- * the delivery and secrets can be rotated without a gap. Holds the secrets; never prints them.
- */
-export class WebhookSigner {
-  private readonly signers: Webhook[];
+// Keys decoded once per secret; bounded, since rotated and deleted endpoints leave theirs behind.
+const MAX_CACHED = 1000;
+const signers = new Map<string, Webhook>();
 
-  constructor(secrets: readonly string[]) {
+function signerOf(secret: string): Webhook {
+  let signer = signers.get(secret);
+  if (signer === undefined) {
+    if (signers.size >= MAX_CACHED) signers.clear();
     // The library strips the `whsec_` prefix and decodes the base64 key itself.
-    this.signers = secrets.map((secret) => new Webhook(secret));
+    signer = new Webhook(secret);
+    signers.set(secret, signer);
   }
+  return signer;
+}
 
-  /** The `webhook-signature` header for this id, timestamp (whole seconds) and exact body. */
-  sign(webhookId: string, timestampSeconds: number, payload: string): string {
-    const at = new Date(timestampSeconds * 1000);
-    return this.signers.map((signer) => signer.sign(webhookId, at, payload)).join(' ');
-  }
-
-  toJSON(): string {
-    return '[WebhookSigner]';
-  }
+/**
+ * The `webhook-signature` header per Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`
+ * for each of `secrets` (an endpoint's current secret, and during a rotation's overlap its previous
+ * one), space-separated, so the receiver verifies with either and rotation has no gap.
+ */
+export function signature(secrets: readonly string[], webhookId: string, timestampSeconds: number, payload: string): string {
+  const at = new Date(timestampSeconds * 1000);
+  return secrets.map((secret) => signerOf(secret).sign(webhookId, at, payload)).join(' ');
 }

@@ -1,8 +1,9 @@
 import { Migration } from '../database/migration';
 
 /**
- * The webhook feature's steps of the schema (see `Migration`). One row per event and subscriber:
- * the outbox. `status` with `next_attempt_at` is the queue (never a "highest id sent" cursor: ids
+ * The webhook feature's steps of the schema (see `Migration`). Version 2 was one row per event
+ * and subscriber; version 3 is the anchors' model: endpoints, one message per event, one delivery
+ * per message and endpoint (the outbox's queue), one attempt row per try. `status` with `next_attempt_at` is the queue (never a "highest id sent" cursor: ids
  * are not committed in order); `lease_token` and `locked_until` are the claim of the instance that
  * is sending it. The partial index keeps the poll cheap however many finished rows are kept.
  */
@@ -44,5 +45,135 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
                );
                CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
                CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending'`,
+  },
+  {
+    version: 3,
+    name: 'webhook endpoints, messages, deliveries and attempts',
+    // Rows of version 2 are kept: each URL becomes a `config` endpoint (start-up gives it its
+    // secrets, or removes it when WEBHOOK_URLS no longer lists it), each row a message (same
+    // webhook-id, so a receiver still deduplicates) and its delivery. Times: Unix milliseconds.
+    sqlite: `ALTER TABLE webhook_deliveries RENAME TO webhook_deliveries_v2;
+             DROP INDEX webhook_deliveries_due;
+             DROP INDEX webhook_deliveries_finished;
+             CREATE TABLE webhook_endpoints (
+               id              TEXT PRIMARY KEY,
+               url             TEXT NOT NULL UNIQUE,
+               description     TEXT NOT NULL DEFAULT '',
+               source          TEXT NOT NULL CHECK (source IN ('api', 'config')),
+               disabled        INTEGER NOT NULL DEFAULT 0,
+               disabled_reason TEXT,
+               secrets         TEXT NOT NULL,
+               created_at      INTEGER NOT NULL,
+               updated_at      INTEGER NOT NULL,
+               failures        INTEGER NOT NULL DEFAULT 0,
+               failing_since   INTEGER,
+               paused_until    INTEGER
+             ) STRICT;
+             CREATE TABLE webhook_messages (
+               id            TEXT PRIMARY KEY,
+               event_type    TEXT NOT NULL,
+               payload       TEXT NOT NULL,
+               trace_context TEXT,
+               created_at    INTEGER NOT NULL
+             ) STRICT;
+             CREATE TABLE webhook_deliveries (
+               id              INTEGER PRIMARY KEY,
+               message_id      TEXT NOT NULL,
+               endpoint_id     TEXT NOT NULL,
+               status          TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'succeeded', 'failed')),
+               attempts        INTEGER NOT NULL DEFAULT 0,
+               created_at      INTEGER NOT NULL,
+               next_attempt_at INTEGER NOT NULL,
+               locked_until    INTEGER,
+               lease_token     TEXT,
+               finished_at     INTEGER,
+               UNIQUE (endpoint_id, message_id)
+             ) STRICT;
+             CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+             CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (endpoint_id) WHERE locked_until IS NOT NULL;
+             CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending';
+             CREATE INDEX webhook_deliveries_log ON webhook_deliveries (endpoint_id, id);
+             CREATE INDEX webhook_deliveries_message ON webhook_deliveries (message_id);
+             CREATE TABLE webhook_attempts (
+               id              INTEGER PRIMARY KEY,
+               delivery_id     INTEGER NOT NULL,
+               at              INTEGER NOT NULL,
+               response_status INTEGER,
+               error           TEXT,
+               duration_ms     INTEGER NOT NULL
+             ) STRICT;
+             CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, id);
+             INSERT INTO webhook_endpoints (id, url, source, secrets, created_at, updated_at)
+               SELECT 'ep_000000000000' || lower(hex(randomblob(8))), url, 'config', '[]', min(created_at), min(created_at)
+               FROM webhook_deliveries_v2 GROUP BY url;
+             INSERT INTO webhook_messages (id, event_type, payload, created_at)
+               SELECT webhook_id, 'plant.created', payload, created_at FROM webhook_deliveries_v2;
+             INSERT INTO webhook_deliveries (message_id, endpoint_id, status, attempts, created_at, next_attempt_at, finished_at)
+               SELECT d.webhook_id, e.id, CASE d.status WHEN 'delivered' THEN 'succeeded' ELSE d.status END,
+                      d.attempts, d.created_at, d.next_attempt_at, d.finished_at
+               FROM webhook_deliveries_v2 d JOIN webhook_endpoints e ON e.url = d.url ORDER BY d.id;
+             DROP TABLE webhook_deliveries_v2`,
+    // PostgreSQL: times from the server's clock, shared by every instance.
+    postgres: `ALTER TABLE webhook_deliveries RENAME TO webhook_deliveries_v2;
+               DROP INDEX webhook_deliveries_due;
+               DROP INDEX webhook_deliveries_finished;
+               CREATE TABLE webhook_endpoints (
+                 id              TEXT PRIMARY KEY,
+                 url             TEXT NOT NULL UNIQUE,
+                 description     TEXT NOT NULL DEFAULT '',
+                 source          TEXT NOT NULL CHECK (source IN ('api', 'config')),
+                 disabled        BOOLEAN NOT NULL DEFAULT false,
+                 disabled_reason TEXT,
+                 secrets         TEXT NOT NULL,
+                 created_at      TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+                 updated_at      TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+                 failures        INTEGER NOT NULL DEFAULT 0,
+                 failing_since   TIMESTAMPTZ,
+                 paused_until    TIMESTAMPTZ
+               );
+               CREATE TABLE webhook_messages (
+                 id            TEXT PRIMARY KEY,
+                 event_type    TEXT NOT NULL,
+                 payload       TEXT NOT NULL,
+                 trace_context TEXT,
+                 created_at    TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+               );
+               CREATE TABLE webhook_deliveries (
+                 id              BIGSERIAL PRIMARY KEY,
+                 message_id      TEXT NOT NULL,
+                 endpoint_id     TEXT NOT NULL,
+                 status          TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'succeeded', 'failed')),
+                 attempts        INTEGER NOT NULL DEFAULT 0,
+                 created_at      TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+                 next_attempt_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+                 locked_until    TIMESTAMPTZ,
+                 lease_token     UUID,
+                 finished_at     TIMESTAMPTZ,
+                 UNIQUE (endpoint_id, message_id)
+               );
+               CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+               CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (endpoint_id) WHERE locked_until IS NOT NULL;
+               CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending';
+               CREATE INDEX webhook_deliveries_log ON webhook_deliveries (endpoint_id, id);
+               CREATE INDEX webhook_deliveries_message ON webhook_deliveries (message_id);
+               CREATE TABLE webhook_attempts (
+                 id              BIGSERIAL PRIMARY KEY,
+                 delivery_id     BIGINT NOT NULL,
+                 at              TIMESTAMPTZ NOT NULL,
+                 response_status INTEGER,
+                 error           TEXT,
+                 duration_ms     INTEGER NOT NULL
+               );
+               CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, id);
+               INSERT INTO webhook_endpoints (id, url, source, secrets, created_at, updated_at)
+                 SELECT 'ep_000000000000' || substr(md5(url), 1, 16), url, 'config', '[]', min(created_at), min(created_at)
+                 FROM webhook_deliveries_v2 GROUP BY url;
+               INSERT INTO webhook_messages (id, event_type, payload, created_at)
+                 SELECT webhook_id, 'plant.created', payload, created_at FROM webhook_deliveries_v2;
+               INSERT INTO webhook_deliveries (message_id, endpoint_id, status, attempts, created_at, next_attempt_at, finished_at)
+                 SELECT d.webhook_id, e.id, CASE d.status WHEN 'delivered' THEN 'succeeded' ELSE d.status END,
+                        d.attempts, d.created_at, d.next_attempt_at, d.finished_at
+                 FROM webhook_deliveries_v2 d JOIN webhook_endpoints e ON e.url = d.url ORDER BY d.id;
+               DROP TABLE webhook_deliveries_v2`,
   },
 ];

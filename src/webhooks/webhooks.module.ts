@@ -4,27 +4,30 @@ import { Database } from '../database/database';
 import { PostgresDatabase } from '../database/postgres-database';
 import { SqliteDatabase } from '../database/sqlite-database';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
-import { PlantsCreatedHook } from '../plants/persistence/plants-created.hook';
+import { PlantEvents } from '../plants/plant-events';
+import { BlockedNetworks } from './blocked-networks';
+import { EndpointsController } from './endpoints/endpoints.controller';
+import { EndpointsService } from './endpoints/endpoints.service';
+import { EndpointsStore } from './endpoints/endpoints.store';
 import { OutboxWriter } from './outbox.writer';
 import { DeliveriesStore } from './persistence/deliveries.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
-import { WebhookSigner } from './webhook.signer';
 
 /**
- * The new-plant webhook, when WEBHOOK_URLS is set (otherwise an empty module: nothing is recorded).
- * It provides `PlantsCreatedHook` (the outbox writer) globally, which the plants adapters pick up
- * and call inside their transactions; plants never sees the dispatcher.
+ * The new-plant webhook: endpoints and their admin API, the outbox and its dispatcher. It exports
+ * `PlantEvents` (the outbox writer), which `PlantsModule.register(…)` imports explicitly; plants
+ * never sees the rest. Each store adapter, and its driver, is loaded only when chosen.
  */
 @Module({})
 export class WebhooksModule {
-  static forRoot(config: WebhookConfig | undefined): DynamicModule {
-    if (config === undefined) return { module: WebhooksModule };
+  static forRoot(config: WebhookConfig): DynamicModule {
     return {
       module: WebhooksModule,
-      global: true,
+      controllers: [EndpointsController],
       providers: [
+        { provide: BlockedNetworks, useFactory: () => new BlockedNetworks(config.blockedNetworks) },
         {
           provide: DeliveriesStore,
           inject: [Database],
@@ -38,8 +41,21 @@ export class WebhooksModule {
           },
         },
         {
+          provide: EndpointsStore,
+          inject: [Database],
+          useFactory: async (database: Database): Promise<EndpointsStore> => {
+            if (database.kind === 'sqlite') {
+              const { SqliteEndpointsStore } = await import('./persistence/sqlite-endpoints.store');
+              return new SqliteEndpointsStore(database as SqliteDatabase);
+            }
+            const { PostgresEndpointsStore } = await import('./persistence/postgres-endpoints.store');
+            return new PostgresEndpointsStore(database as PostgresDatabase);
+          },
+        },
+        {
           provide: WebhookSender,
-          useFactory: () => new WebhookSender(new WebhookSigner(config.secrets), config.timeoutMs),
+          inject: [BlockedNetworks],
+          useFactory: (blocked: BlockedNetworks) => new WebhookSender(config.timeoutMs, blocked),
         },
         WebhookMetrics,
         {
@@ -53,17 +69,22 @@ export class WebhooksModule {
           ) => new WebhookDispatcher(config, store, sender, metrics, shutdown.signal),
         },
         {
-          provide: PlantsCreatedHook,
-          inject: [Database, WebhookDispatcher],
-          useFactory: (database: Database, dispatcher: WebhookDispatcher) =>
-            new OutboxWriter(
-              config.urls,
-              database.kind === 'postgres' ? (database as PostgresDatabase) : undefined,
-              () => dispatcher.wake(),
-            ),
+          provide: EndpointsService,
+          inject: [EndpointsStore, DeliveriesStore, BlockedNetworks, WebhookDispatcher],
+          useFactory: (
+            endpoints: EndpointsStore,
+            deliveries: DeliveriesStore,
+            blocked: BlockedNetworks,
+            dispatcher: WebhookDispatcher,
+          ) => new EndpointsService(config, endpoints, deliveries, blocked, dispatcher),
+        },
+        {
+          provide: PlantEvents,
+          inject: [WebhookDispatcher],
+          useFactory: (dispatcher: WebhookDispatcher) => new OutboxWriter(() => dispatcher.wake()),
         },
       ],
-      exports: [PlantsCreatedHook],
+      exports: [PlantEvents],
     };
   }
 }

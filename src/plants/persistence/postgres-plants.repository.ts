@@ -1,12 +1,12 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { PoolClient, QueryResult } from 'pg';
 import { isUnavailable } from '../../database/postgres-errors';
-import { PostgresDatabase } from '../../database/postgres-database';
+import { PostgresDatabase, PostgresTransaction } from '../../database/postgres-database';
 import { TurnBatcher } from '../../database/turn-batcher';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
-import { PlantsCreatedHook } from './plants-created.hook';
+import { PlantEvents } from '../plant-events';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 
 interface PlantRow {
@@ -44,7 +44,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
 
   constructor(
     private readonly database: PostgresDatabase,
-    private readonly hook?: PlantsCreatedHook,
+    private readonly hook?: PlantEvents,
   ) {
     // Group commit: the creates that reach the repository in one turn of the event loop go to the
     // database as one statement and one commit, and each resolves only after that commit. No timer,
@@ -183,7 +183,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
     if (hook === undefined) return statement(this.database.pool);
     const inserted = await this.database.transaction(async (client) => {
       const result = await statement(client);
-      if (result.rows.length > 0) await hook.inPostgres(client, result.rows.map(toPlant));
+      if (result.rows.length > 0) await hook.created(new PostgresTransaction(this.database, client), result.rows.map(toPlant));
       return result;
     });
     if (inserted.rows.length > 0) hook.committed();

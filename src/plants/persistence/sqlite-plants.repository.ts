@@ -1,12 +1,12 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
-import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
+import { retryWhileBusy, SqliteDatabase, SqliteTransaction } from '../../database/sqlite-database';
 import { TurnBatcher } from '../../database/turn-batcher';
 import { sqliteFailure } from '../../database/sqlite-errors';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
-import { PlantsCreatedHook } from './plants-created.hook';
+import { PlantEvents } from '../plant-events';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 
 interface PlantRow {
@@ -48,7 +48,7 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
 
   constructor(
     private readonly database: SqliteDatabase,
-    private readonly hook?: PlantsCreatedHook,
+    private readonly hook?: PlantEvents,
   ) {
     this.writes = new TurnBatcher((writes) => this.writeMany(writes), MAX_BATCH);
   }
@@ -115,7 +115,8 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
   }
 }
 
-function prepare(db: BetterSqlite3.Database, hook: PlantsCreatedHook | undefined) {
+function prepare(db: BetterSqlite3.Database, hook: PlantEvents | undefined) {
+  const transaction = new SqliteTransaction(db);
   const insert = db.prepare<[bigint, string, string | null]>(
     'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
   );
@@ -136,7 +137,10 @@ function prepare(db: BetterSqlite3.Database, hook: PlantsCreatedHook | undefined
       const existing = toPlant(select.get(plant.id)!);
       return samePlant(existing, plant) ? { plant: existing, created: false } : new PlantConflictError(plant.id);
     });
-    if (inserted.length > 0) hook?.inSqlite(db, inserted);
+    // A promise here would finish after the commit: the port's contract forbids it on SQLite.
+    if (inserted.length > 0 && hook?.created(transaction, inserted) instanceof Promise) {
+      throw new Error('PlantEvents.created must finish synchronously in an SQLite transaction');
+    }
     return outcomes;
   });
   return {

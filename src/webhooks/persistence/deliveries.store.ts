@@ -1,15 +1,28 @@
-/** A delivery to write into the outbox: one event for one subscriber. */
-export interface NewDelivery {
-  /** The `webhook-id` header: the same on every attempt, so the receiver can deduplicate. */
-  readonly webhookId: string;
-  readonly url: string;
+import { SigningSecret } from '../endpoints/endpoint';
+
+/** An event to write into the outbox: one message, delivered to every endpoint enabled at commit. */
+export interface NewMessage {
+  /** The `webhook-id` header: one per event, the same for every endpoint and on every attempt. */
+  readonly id: string;
+  readonly eventType: string;
   /** The exact body to send (and sign). */
   readonly payload: string;
 }
 
 /** A delivery this instance has claimed: nobody else sends it until `leaseToken` expires. */
-export interface ClaimedDelivery extends NewDelivery {
+export interface ClaimedDelivery {
+  /** The row's own id (the store's; not shown to clients). */
   readonly id: string;
+  /** The message's id: the `webhook-id` header. */
+  readonly webhookId: string;
+  readonly endpointId: string;
+  /** The endpoint's URL now (a changed URL applies to pending deliveries). */
+  readonly url: string;
+  /** The endpoint's secrets, current first; expired ones are filtered out by whoever signs. */
+  readonly secrets: readonly SigningSecret[];
+  /** Failed attempts of the endpoint since its last success, when claimed (its backoff). */
+  readonly endpointFailures: number;
+  readonly payload: string;
   /** Attempts made before this one. */
   readonly attempts: number;
   /** When the event was committed (Unix ms), for the commit-to-receipt latency. */
@@ -17,13 +30,55 @@ export interface ClaimedDelivery extends NewDelivery {
   readonly leaseToken: string;
 }
 
+/** One try, as the attempt log shows it. */
+export interface AttemptRecord {
+  /** When it started (Unix ms). */
+  readonly atMs: number;
+  /** The response's status, when one came. */
+  readonly responseStatus?: number;
+  /** What went wrong on the way (timeout, refused connection, blocked address…), when no status came or it was not a 2xx. */
+  readonly error?: string;
+  readonly durationMs: number;
+}
+
 /** What became of one attempt, to record. */
 export type AttemptResult =
-  | { readonly kind: 'delivered' }
-  | { readonly kind: 'retry'; readonly delayMs: number; readonly error: string }
-  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly kind: 'succeeded'; readonly attempt: AttemptRecord }
+  | {
+      readonly kind: 'retry';
+      readonly delayMs: number;
+      readonly attempt: AttemptRecord;
+      /** How long the endpoint is left alone after this failure (its own backoff). */
+      readonly endpointPauseMs: number;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly attempt: AttemptRecord;
+      /** Undefined when the endpoint answered on purpose (410 Gone): it is alive, and counts as healthy. */
+      readonly endpointPauseMs?: number;
+    }
   /** Not attempted after all (shutdown came first): free the claim, count nothing. */
   | { readonly kind: 'released' };
+
+export interface RecordedResult {
+  readonly delivery: ClaimedDelivery;
+  readonly result: AttemptResult;
+}
+
+/** Whether a result says the endpoint is alive (a success, or a deliberate 410), or failing and for how long to leave it alone. */
+export function endpointHealth(result: AttemptResult): { healthy: true } | { healthy: false; pauseMs: number } {
+  if (result.kind === 'succeeded' || result.kind === 'released') return { healthy: true };
+  if (result.endpointPauseMs === undefined) return { healthy: true };
+  return { healthy: false, pauseMs: result.endpointPauseMs };
+}
+
+/** What `record` did. */
+export interface Recorded {
+  /** Results recorded (a result whose lease had run out is not). */
+  readonly recorded: number;
+  /** Endpoints this record disabled, because they had failed for `disableAfterMs` with no success. */
+  readonly disabled: readonly { readonly id: string; readonly url: string }[];
+}
 
 /** The pending deliveries and the age of the oldest one. */
 export interface Backlog {
@@ -31,23 +86,70 @@ export interface Backlog {
   readonly oldestCreatedAtMs?: number;
 }
 
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** A delivery as the admin API shows it. */
+export interface DeliveryView {
+  /** The store's row id: the cursor of the delivery log's pages. */
+  readonly seq: string;
+  /** The `webhook-id`. */
+  readonly id: string;
+  readonly endpointId: string;
+  readonly eventType: string;
+  readonly payload: string;
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  readonly createdAtMs: number;
+  readonly nextAttemptAtMs?: number;
+  readonly lastAttempt?: AttemptRecord;
+}
+
+export interface DeliveryPageQuery {
+  readonly status?: DeliveryStatus;
+  readonly limit: number;
+  /** The `seq` of the last delivery of the previous page: this page is older. */
+  readonly after?: string;
+}
+
 /**
- * The outbox, for the dispatcher: claim due deliveries under a lease, record what became of them,
- * prune finished ones. Rows are written by `OutboxWriter`, inside the plant's transaction.
+ * The outbox and the delivery log: messages, one delivery per message and endpoint, one attempt per
+ * try. Rows are written by the plants' transaction (`OutboxWriter`); the dispatcher claims due
+ * deliveries under a lease and records what became of them; the admin API reads them, resends and
+ * recovers. Every method is one short transaction: nothing here waits on the network.
  */
 export abstract class DeliveriesStore {
-  /** Claims up to `limit` due deliveries that nobody holds, for `leaseMs`, oldest due first. */
-  abstract claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Claims up to `limit` due deliveries that nobody holds, for `leaseMs`, oldest due first, of
+   * endpoints that are enabled and not backing off, at most `endpointCap` in flight per endpoint
+   * across every instance (1 while the endpoint is failing: a probe).
+   */
+  abstract claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
 
   /**
    * Records results in one transaction, each only while its lease is still this claim's (a slow
-   * instance never overwrites what the instance that took over recorded). Resolves with how many
-   * were recorded.
+   * instance never overwrites what the instance that took over recorded): the delivery, its attempt
+   * row, and its endpoint's health. An endpoint with no success for `disableAfterMs` while failing is
+   * disabled, and its pending deliveries become failed.
    */
-  abstract record(results: readonly { delivery: ClaimedDelivery; result: AttemptResult }[]): Promise<number>;
+  abstract record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded>;
 
-  /** Deletes up to `limit` delivered or failed rows finished more than `olderThanMs` ago; resolves with how many. */
+  /** Deletes up to `limit` finished deliveries (with their attempts) older than `olderThanMs`, then messages left with none. */
   abstract prune(olderThanMs: number, limit: number): Promise<number>;
 
   abstract backlog(): Promise<Backlog>;
+
+  /** An endpoint's deliveries, newest first. */
+  abstract list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]>;
+
+  /** One delivery with every attempt, oldest first; undefined when there is none. */
+  abstract get(
+    endpointId: string,
+    webhookId: string,
+  ): Promise<(DeliveryView & { attemptLog: AttemptRecord[] }) | undefined>;
+
+  /** Makes a delivery pending with its next attempt now (same webhook-id); undefined when there is none. */
+  abstract resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined>;
+
+  /** Makes every failed delivery of the endpoint created in [sinceMs, untilMs) pending, due now; resolves with how many. */
+  abstract recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number>;
 }

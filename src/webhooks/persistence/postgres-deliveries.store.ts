@@ -1,64 +1,131 @@
 import { randomUUID } from 'node:crypto';
 import { PoolClient } from 'pg';
 import { PostgresDatabase } from '../../database/postgres-database';
-import { AttemptResult, Backlog, ClaimedDelivery, DeliveriesStore, NewDelivery } from './deliveries.store';
+import { disabledReason } from '../dispatch-policy';
+import {
+  AttemptRecord,
+  Backlog,
+  ClaimedDelivery,
+  DeliveriesStore,
+  DeliveryPageQuery,
+  DeliveryStatus,
+  DeliveryView,
+  endpointHealth,
+  NewMessage,
+  Recorded,
+  RecordedResult,
+} from './deliveries.store';
+import { parseSecrets } from './secrets-column';
 
 interface ClaimedRow {
   id: string;
-  webhook_id: string;
+  message_id: string;
+  endpoint_id: string;
   url: string;
+  secrets: string;
+  failures: number;
   payload: string;
   attempts: number;
   created_at_ms: number;
 }
 
-/** Writes deliveries on `client`, inside the caller's (the plant's) transaction: one statement for them all. */
-export async function insertDeliveriesPostgres(
+interface ViewRow {
+  seq: string;
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at_ms: number;
+  next_attempt_at_ms: number;
+  at_ms: number | null;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number | null;
+}
+
+const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+/**
+ * Writes messages on `client`, inside the caller's (the plants') transaction, in one statement: each
+ * one and a delivery to every endpoint enabled now; with no enabled endpoint, nothing at all.
+ */
+export async function insertMessagesPostgres(
   database: PostgresDatabase,
   client: PoolClient,
-  deliveries: readonly NewDelivery[],
+  messages: readonly NewMessage[],
 ): Promise<void> {
   await database.timedQuery(
     client,
-    `INSERT INTO webhook_deliveries (webhook_id, url, payload)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`,
-    [deliveries.map((d) => d.webhookId), deliveries.map((d) => d.url), deliveries.map((d) => d.payload)],
+    `WITH endpoints AS (SELECT id FROM webhook_endpoints WHERE NOT disabled),
+          messages AS (
+            INSERT INTO webhook_messages (id, event_type, payload)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WHERE EXISTS (SELECT 1 FROM endpoints)
+            RETURNING id)
+     INSERT INTO webhook_deliveries (message_id, endpoint_id)
+     SELECT m.id, e.id FROM messages m CROSS JOIN endpoints e`,
+    [messages.map((m) => m.id), messages.map((m) => m.eventType), messages.map((m) => m.payload)],
   );
 }
 
+const VIEW = `SELECT d.id::text AS seq, d.message_id, d.endpoint_id, m.event_type, m.payload, d.status, d.attempts,
+                     ${ms('d.created_at')} AS created_at_ms, ${ms('d.next_attempt_at')} AS next_attempt_at_ms,
+                     ${ms('a.at')} AS at_ms, a.response_status, a.error, a.duration_ms
+              FROM webhook_deliveries d
+              JOIN webhook_messages m ON m.id = d.message_id
+              LEFT JOIN webhook_attempts a ON a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`;
+
 /**
- * The outbox in PostgreSQL, shared by every instance. Times come from the server's clock, so
- * instances with skewed clocks still agree on what is due and whose lease has run out. A claim is
- * `FOR UPDATE SKIP LOCKED` (two instances claiming at once take different rows) plus a lease
- * (`locked_until`, `lease_token`) that keeps the row claimed, without a lock, while it is sent.
+ * The outbox and delivery log in PostgreSQL, shared by every instance. Times come from the server's
+ * clock, so instances with skewed clocks still agree on what is due and whose lease has run out.
+ * Claims take turns across instances (a transaction-scoped advisory lock), so the per-endpoint cap
+ * counts every instance's sends; each claimed row carries a lease (`locked_until`, `lease_token`)
+ * that keeps it claimed, without a lock, while it is sent.
  */
 export class PostgresDeliveriesStore extends DeliveriesStore {
   constructor(private readonly database: PostgresDatabase) {
     super();
   }
 
-  async claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const { rows } = await this.database.query<ClaimedRow>(
-      'claim webhook deliveries',
-      `WITH due AS (
-         SELECT id FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= clock_timestamp()
-           AND (locked_until IS NULL OR locked_until <= clock_timestamp())
-         ORDER BY next_attempt_at
-         LIMIT $1
-         FOR UPDATE SKIP LOCKED)
-       UPDATE webhook_deliveries AS d
-       SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', lease_token = $3
-       FROM due WHERE d.id = due.id
-       RETURNING d.id::text AS id, d.webhook_id, d.url, d.payload, d.attempts,
-                 (extract(epoch FROM d.created_at) * 1000)::float8 AS created_at_ms`,
-      [limit, leaseMs, token],
-    );
+    const rows = await this.inTransaction('claim webhook deliveries', async (client) => {
+      await this.database.timedQuery(client, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))", []);
+      // Per enabled endpoint that is not backing off: its due rows, as many as its room (its cap, or
+      // one probe while failing, less what is leased now), oldest due first; then the oldest of all.
+      const { rows } = await this.database.timedQuery<ClaimedRow>(
+        client,
+        `WITH due AS (
+           SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
+           CROSS JOIN LATERAL (
+             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+             WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
+               AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
+             ORDER BY d.next_attempt_at
+             LIMIT greatest(0, CASE WHEN e.failures > 0 THEN 1 ELSE $4 END
+                               - (SELECT count(*) FROM webhook_deliveries l
+                                  WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))) c
+           WHERE NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= clock_timestamp())
+           ORDER BY c.next_attempt_at
+           LIMIT $1)
+         UPDATE webhook_deliveries AS d
+         SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', lease_token = $3
+         FROM due, webhook_endpoints e, webhook_messages m
+         WHERE d.id = due.id AND e.id = d.endpoint_id AND m.id = d.message_id
+         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.failures, m.payload, d.attempts,
+                   ${ms('d.created_at')} AS created_at_ms`,
+        [limit, leaseMs, token, endpointCap],
+      );
+      return rows;
+    });
     return rows.map((row) => ({
       id: row.id,
-      webhookId: row.webhook_id,
+      webhookId: row.message_id,
+      endpointId: row.endpoint_id,
       url: row.url,
+      secrets: parseSecrets(row.secrets),
+      endpointFailures: row.failures,
       payload: row.payload,
       attempts: row.attempts,
       createdAtMs: row.created_at_ms,
@@ -66,56 +133,223 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
     }));
   }
 
-  async record(results: readonly { delivery: ClaimedDelivery; result: AttemptResult }[]): Promise<number> {
-    // One statement for the batch; a row is updated only while its lease is still this claim's.
-    const { rowCount } = await this.database.query(
-      'record webhook attempts',
-      `UPDATE webhook_deliveries AS d
-       SET status = r.status,
-           attempts = d.attempts + r.counted,
-           next_attempt_at = CASE WHEN r.delay_ms IS NULL THEN d.next_attempt_at
-                                  ELSE clock_timestamp() + r.delay_ms * interval '1 millisecond' END,
-           finished_at = CASE WHEN r.status = 'pending' THEN NULL ELSE clock_timestamp() END,
-           last_error = CASE WHEN r.counted = 0 THEN d.last_error ELSE r.error END,
-           locked_until = NULL,
-           lease_token = NULL
-       FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::float8[], $6::text[])
-            AS r (id, token, status, counted, delay_ms, error)
-       WHERE d.id = r.id AND d.lease_token = r.token`,
-      [
-        results.map(({ delivery }) => delivery.id),
-        results.map(({ delivery }) => delivery.leaseToken),
-        results.map(({ result }) =>
-          result.kind === 'delivered' ? 'delivered' : result.kind === 'failed' ? 'failed' : 'pending',
-        ),
-        results.map(({ result }) => (result.kind === 'released' ? 0 : 1)),
-        results.map(({ result }) => (result.kind === 'retry' ? result.delayMs : null)),
-        results.map(({ result }) => ('error' in result ? result.error : null)),
-      ],
-    );
-    return rowCount ?? 0;
+  async record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded> {
+    return this.inTransaction('record webhook attempts', async (client) => {
+      // The deliveries and their attempt rows in one statement; each only while its lease is still this claim's.
+      const { rows } = await this.database.timedQuery<{ recorded: number }>(
+        client,
+        `WITH r AS (
+           SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::float8[],
+                                $6::float8[], $7::int[], $8::text[], $9::int[])
+             AS r (id, token, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
+         updated AS (
+           UPDATE webhook_deliveries AS d
+           SET status = r.status,
+               attempts = d.attempts + r.counted,
+               next_attempt_at = CASE WHEN r.delay_ms IS NULL THEN d.next_attempt_at
+                                      ELSE clock_timestamp() + r.delay_ms * interval '1 millisecond' END,
+               finished_at = CASE WHEN r.status = 'pending' THEN NULL ELSE clock_timestamp() END,
+               locked_until = NULL,
+               lease_token = NULL
+           FROM r WHERE d.id = r.id AND d.lease_token = r.token
+           RETURNING d.id),
+         attempts AS (
+           INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
+           SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
+           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
+         SELECT count(*)::int AS recorded FROM updated`,
+        [
+          results.map(({ delivery }) => delivery.id),
+          results.map(({ delivery }) => delivery.leaseToken),
+          results.map(({ result }) =>
+            result.kind === 'succeeded' ? 'succeeded' : result.kind === 'failed' ? 'failed' : 'pending',
+          ),
+          results.map(({ result }) => (result.kind === 'released' ? 0 : 1)),
+          results.map(({ result }) => (result.kind === 'retry' ? result.delayMs : null)),
+          results.map(({ result }) => (result.kind === 'released' ? null : result.attempt.atMs)),
+          results.map(({ result }) => (result.kind === 'released' ? null : (result.attempt.responseStatus ?? null))),
+          results.map(({ result }) => (result.kind === 'released' ? null : (result.attempt.error ?? null))),
+          results.map(({ result }) => (result.kind === 'released' ? null : result.attempt.durationMs)),
+        ],
+      );
+      // Each endpoint's health, by its last result in this batch, in id order (a fixed lock order).
+      const health = new Map<string, { healthy: boolean; pauseMs: number | null }>();
+      for (const { delivery, result } of results) {
+        if (result.kind === 'released') continue;
+        const state = endpointHealth(result);
+        health.set(delivery.endpointId, state.healthy ? { healthy: true, pauseMs: null } : { healthy: false, pauseMs: state.pauseMs });
+      }
+      const ids = [...health.keys()].sort();
+      let disabled: { id: string; url: string }[] = [];
+      if (ids.length > 0) {
+        await this.database.timedQuery(
+          client,
+          `UPDATE webhook_endpoints AS e
+           SET failures = CASE WHEN h.healthy THEN 0 ELSE e.failures + 1 END,
+               failing_since = CASE WHEN h.healthy THEN NULL ELSE coalesce(e.failing_since, clock_timestamp()) END,
+               paused_until = CASE WHEN h.healthy THEN NULL
+                                   ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END
+           FROM unnest($1::text[], $2::bool[], $3::float8[]) AS h (id, healthy, pause_ms)
+           WHERE e.id = h.id`,
+          [ids, ids.map((id) => health.get(id)!.healthy), ids.map((id) => health.get(id)!.pauseMs)],
+        );
+        const failing = ids.filter((id) => !health.get(id)!.healthy);
+        if (failing.length > 0) {
+          ({ rows: disabled } = await this.database.timedQuery<{ id: string; url: string }>(
+            client,
+            `WITH disabled AS (
+               UPDATE webhook_endpoints SET disabled = true, disabled_reason = $2, updated_at = clock_timestamp()
+               WHERE id = ANY($1) AND NOT disabled
+                 AND failing_since <= clock_timestamp() - $3 * interval '1 millisecond'
+               RETURNING id, url),
+             failed AS (
+               UPDATE webhook_deliveries AS d
+               SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
+               FROM disabled WHERE d.endpoint_id = disabled.id AND d.status = 'pending')
+             SELECT id, url FROM disabled`,
+            [failing, disabledReason(disableAfterMs), disableAfterMs],
+          ));
+        }
+      }
+      return { recorded: rows[0].recorded, disabled };
+    });
   }
 
   async prune(olderThanMs: number, limit: number): Promise<number> {
-    const { rowCount } = await this.database.query(
+    const { rows } = await this.database.query<{ pruned: number }>(
       'prune webhook deliveries',
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries
-         WHERE status <> 'pending' AND finished_at < clock_timestamp() - $1 * interval '1 millisecond'
+      `WITH gone AS (
+         DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries
+           WHERE status <> 'pending' AND finished_at < clock_timestamp() - $1 * interval '1 millisecond'
+           LIMIT $2)
+         RETURNING id),
+       attempts AS (DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM gone))
+       SELECT count(*)::int AS pruned FROM gone`,
+      [olderThanMs, limit],
+    );
+    const { rowCount } = await this.database.query(
+      'prune webhook messages',
+      `DELETE FROM webhook_messages WHERE id IN (
+         SELECT m.id FROM webhook_messages m
+         WHERE m.created_at < clock_timestamp() - $1 * interval '1 millisecond'
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.id)
          LIMIT $2)`,
       [olderThanMs, limit],
     );
-    return rowCount ?? 0;
+    return rows[0].pruned + (rowCount ?? 0);
   }
 
   async backlog(): Promise<Backlog> {
     const { rows } = await this.database.query<{ pending: number; oldest: number | null }>(
       'count pending webhook deliveries',
-      `SELECT count(*)::int AS pending, (extract(epoch FROM min(created_at)) * 1000)::float8 AS oldest
+      `SELECT count(*)::int AS pending, ${ms('min(created_at)')} AS oldest
        FROM webhook_deliveries WHERE status = 'pending'`,
       [],
     );
     const { pending, oldest } = rows[0];
     return oldest === null ? { pending } : { pending, oldestCreatedAtMs: oldest };
   }
+
+  async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
+    const { rows } = await this.database.query<ViewRow>(
+      'list webhook deliveries',
+      `${VIEW} WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.id < $3)
+       ORDER BY d.id DESC LIMIT $4`,
+      [endpointId, query.status ?? null, query.after ?? null, query.limit],
+    );
+    return rows.map(toView);
+  }
+
+  async get(endpointId: string, webhookId: string) {
+    const { rows } = await this.database.query<ViewRow>(
+      'read a webhook delivery',
+      `${VIEW} WHERE d.endpoint_id = $1 AND d.message_id = $2`,
+      [endpointId, webhookId],
+    );
+    if (rows.length === 0) return undefined;
+    const { rows: attempts } = await this.database.query<{
+      at_ms: number;
+      response_status: number | null;
+      error: string | null;
+      duration_ms: number;
+    }>(
+      'read webhook attempts',
+      `SELECT ${ms('at')} AS at_ms, response_status, error, duration_ms FROM webhook_attempts
+       WHERE delivery_id = $1 ORDER BY id`,
+      [rows[0].seq],
+    );
+    return { ...toView(rows[0]), attemptLog: attempts.map(toAttempt) };
+  }
+
+  async resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined> {
+    const { rowCount } = await this.database.query(
+      'resend a webhook delivery',
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = clock_timestamp(), finished_at = NULL
+       WHERE endpoint_id = $1 AND message_id = $2`,
+      [endpointId, webhookId],
+    );
+    if (rowCount === 0) return undefined;
+    const delivery = await this.get(endpointId, webhookId);
+    if (delivery === undefined) return undefined;
+    const { attemptLog: _log, ...view } = delivery;
+    return view;
+  }
+
+  async recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number> {
+    const { rowCount } = await this.database.query(
+      'recover webhook deliveries',
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = clock_timestamp(), finished_at = NULL
+       WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= to_timestamp($2 / 1000.0)
+         AND ($3::float8 IS NULL OR created_at < to_timestamp($3 / 1000.0))`,
+      [endpointId, sinceMs, untilMs ?? null],
+    );
+    return rowCount ?? 0;
+  }
+
+  private async inTransaction<T>(action: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await this.database.transaction(work);
+    } catch (error) {
+      throw this.database.translate(error, action);
+    }
+  }
+}
+
+function toAttempt(row: {
+  at_ms: number;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}): AttemptRecord {
+  return {
+    atMs: Math.round(row.at_ms),
+    ...(row.response_status === null ? {} : { responseStatus: row.response_status }),
+    ...(row.error === null ? {} : { error: row.error }),
+    durationMs: row.duration_ms,
+  };
+}
+
+function toView(row: ViewRow): DeliveryView {
+  return {
+    seq: row.seq,
+    id: row.message_id,
+    endpointId: row.endpoint_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    status: row.status,
+    attempts: row.attempts,
+    createdAtMs: Math.round(row.created_at_ms),
+    ...(row.status === 'pending' ? { nextAttemptAtMs: Math.round(row.next_attempt_at_ms) } : {}),
+    ...(row.at_ms === null
+      ? {}
+      : {
+          lastAttempt: toAttempt({
+            at_ms: row.at_ms,
+            response_status: row.response_status,
+            error: row.error,
+            duration_ms: row.duration_ms!,
+          }),
+        }),
+  };
 }

@@ -1,0 +1,172 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { parse } from 'lossless-json';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
+import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
+import { NEW_PLANT_SERIALIZATION } from '../../../plants/dto/new-plant.serialization';
+import { AttemptRecord, DeliveryView } from '../../persistence/deliveries.store';
+
+const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
+const SMALL_DECIMAL = /^[0-9]{1,6}$/;
+
+/** One try of a delivery. */
+@ApiSchema({ name: 'DeliveryAttempt' })
+export class AttemptDto {
+  /** When it started: RFC 3339, UTC. */
+  at!: string;
+  /** The receiver's status, when it answered. */
+  @ApiPropertyOptional({ type: 'integer' })
+  responseStatus?: number;
+  /** What went wrong when no answer came: a timeout, a refused connection, a blocked address. */
+  @ApiPropertyOptional()
+  error?: string;
+  @ApiProperty({ type: 'integer' })
+  durationMs!: number;
+}
+
+/** One event for one endpoint. */
+@ApiSchema({ name: 'Delivery' })
+export class DeliveryDto {
+  /** The `webhook-id`: the same for every endpoint, on every attempt and on a resend. @example "msg_5f2b8c0e9a7d4e1f8b3c6a9d2e5f8a1b" */
+  id!: string;
+  endpointId!: string;
+  /** @example "plant.created" */
+  eventType!: string;
+  /** The NewPlant as sent, with its exact int64 id. */
+  @ApiProperty({ type: () => NewPlantDto })
+  payload!: unknown;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] })
+  status!: string;
+  /** Attempts made so far. */
+  @ApiProperty({ type: 'integer' })
+  attempts!: number;
+  createdAt!: string;
+  /** While pending. */
+  @ApiPropertyOptional()
+  nextAttemptAt?: string;
+  /** Once tried. */
+  @ApiPropertyOptional({ type: AttemptDto })
+  lastAttempt?: AttemptDto;
+}
+
+/** A delivery with every attempt, oldest first. */
+@ApiSchema({ name: 'DeliveryWithAttempts' })
+export class DeliveryWithAttemptsDto extends DeliveryDto {
+  @ApiProperty({ type: [AttemptDto] })
+  attemptLog!: AttemptDto[];
+}
+
+/** The body of `POST /webhooks/endpoints/{id}/recover`. */
+@ApiSchema({ name: 'RecoverRequest' })
+export class RecoverDto {
+  /** Queue again every failed delivery created at or after this time (RFC 3339). @example "2026-11-23T00:00:00Z" */
+  @IsDefined({ message: 'since is required' })
+  @IsISO8601({ strict: true }, { message: 'since must be an RFC 3339 date-time' })
+  @IsString({ message: 'since must be an RFC 3339 date-time' })
+  since!: string;
+
+  /** …and before this one (RFC 3339); no end when absent. */
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'until must be an RFC 3339 date-time' })
+  @IsString({ message: 'until must be an RFC 3339 date-time' })
+  until?: string;
+}
+
+/** What a recover queued. */
+@ApiSchema({ name: 'RecoverResult' })
+export class RecoverResultDto {
+  /** Failed deliveries made pending again. */
+  @ApiProperty({ type: 'integer' })
+  queued!: number;
+}
+
+/** `status`, `limit` and `after` of a page of the delivery log. */
+export class ListDeliveriesQueryDto {
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'], required: false })
+  @IsOptional()
+  @IsIn(['pending', 'succeeded', 'failed'], { message: 'status must be pending, succeeded or failed' })
+  status?: 'pending' | 'succeeded' | 'failed';
+
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, required: false })
+  @Max(MAX_PAGE_LIMIT, { message: LIMIT_MESSAGE })
+  @Min(1, { message: LIMIT_MESSAGE })
+  @IsInt({ message: LIMIT_MESSAGE })
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && SMALL_DECIMAL.test(value) ? Number(value) : value,
+  )
+  limit: number = DEFAULT_PAGE_LIMIT;
+
+  /** An opaque cursor: the `Link: rel="next"` header of the previous page carries it. */
+  @ApiProperty({ required: false })
+  @IsOptional()
+  @Matches(/^[0-9]{1,18}$/, { message: 'after must be a cursor from a Link header' })
+  @IsString({ message: 'after must be a cursor from a Link header' })
+  after?: string;
+}
+
+const ATTEMPT_SERIALIZATION = {
+  type: 'object',
+  required: ['at', 'durationMs'],
+  properties: {
+    at: { type: 'string' },
+    responseStatus: { type: 'integer' },
+    error: { type: 'string' },
+    durationMs: { type: 'integer' },
+  },
+} as const;
+
+/** The response serializer's schema of a Delivery: it writes the payload's bigint id as its exact digits. */
+export const DELIVERY_SERIALIZATION = {
+  type: 'object',
+  required: ['id', 'endpointId', 'eventType', 'payload', 'status', 'attempts', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    endpointId: { type: 'string' },
+    eventType: { type: 'string' },
+    payload: NEW_PLANT_SERIALIZATION,
+    status: { type: 'string' },
+    attempts: { type: 'integer' },
+    createdAt: { type: 'string' },
+    nextAttemptAt: { type: 'string' },
+    lastAttempt: ATTEMPT_SERIALIZATION,
+  },
+} as const;
+
+export const DELIVERY_WITH_ATTEMPTS_SERIALIZATION = {
+  ...DELIVERY_SERIALIZATION,
+  required: [...DELIVERY_SERIALIZATION.required, 'attemptLog'],
+  properties: { ...DELIVERY_SERIALIZATION.properties, attemptLog: { type: 'array', items: ATTEMPT_SERIALIZATION } },
+} as const;
+
+function toAttemptDto(attempt: AttemptRecord): AttemptDto {
+  return {
+    at: new Date(attempt.atMs).toISOString(),
+    ...(attempt.responseStatus === undefined ? {} : { responseStatus: attempt.responseStatus }),
+    ...(attempt.error === undefined ? {} : { error: attempt.error }),
+    durationMs: attempt.durationMs,
+  };
+}
+
+/** The stored body as an object whose integers are bigints, so the serializer writes them exactly. */
+function payloadOf(text: string): unknown {
+  return parse(text, null, (digits) => (/^-?[0-9]+$/.test(digits) ? BigInt(digits) : Number(digits)));
+}
+
+export function toDeliveryDto(delivery: DeliveryView): DeliveryDto {
+  return {
+    id: delivery.id,
+    endpointId: delivery.endpointId,
+    eventType: delivery.eventType,
+    payload: payloadOf(delivery.payload),
+    status: delivery.status,
+    attempts: delivery.attempts,
+    createdAt: new Date(delivery.createdAtMs).toISOString(),
+    ...(delivery.nextAttemptAtMs === undefined ? {} : { nextAttemptAt: new Date(delivery.nextAttemptAtMs).toISOString() }),
+    ...(delivery.lastAttempt === undefined ? {} : { lastAttempt: toAttemptDto(delivery.lastAttempt) }),
+  };
+}
+
+export function toDeliveryWithAttemptsDto(delivery: DeliveryView & { attemptLog: AttemptRecord[] }): DeliveryWithAttemptsDto {
+  return { ...toDeliveryDto(delivery), attemptLog: delivery.attemptLog.map(toAttemptDto) };
+}

@@ -1,0 +1,126 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
+import { Endpoint } from '../endpoint';
+
+const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
+const SMALL_DECIMAL = /^[0-9]{1,6}$/;
+export const ENDPOINT_ID = /^ep_[0-9a-f]{1,64}$/;
+
+/** A subscriber of the new-plant webhook. */
+@ApiSchema({ name: 'Endpoint' })
+export class EndpointDto {
+  /** Assigned by the service; ids sort in creation order. @example "ep_019ab3c4d5e600002f4e1a9b7c3d" */
+  id!: string;
+  /** Where deliveries are POSTed: absolute http(s), no credentials, no fragment, at most 2,048 characters. @example "https://receiver.example/hooks/plants" */
+  url!: string;
+  /** For people; at most 500 characters. @example "Inventory sync" */
+  description!: string;
+  /** A disabled endpoint receives nothing; events committed meanwhile create no delivery for it. */
+  disabled!: boolean;
+  /** Why the service disabled it (no success for WEBHOOK_DISABLE_AFTER while failing); present only then. */
+  @ApiPropertyOptional()
+  disabledReason?: string;
+  /** `config`: declared by WEBHOOK_URLS, read-only here (409). */
+  @ApiProperty({ enum: ['api', 'config'] })
+  source!: 'api' | 'config';
+  /** RFC 3339, UTC. @example "2026-11-23T10:00:00.000Z" */
+  createdAt!: string;
+  /** RFC 3339, UTC. @example "2026-11-23T10:00:00.000Z" */
+  updatedAt!: string;
+}
+
+/** An endpoint just created, with its signing secret. */
+@ApiSchema({ name: 'EndpointWithSecret' })
+export class EndpointWithSecretDto extends EndpointDto {
+  /** Verify deliveries with it (Standard Webhooks). @example "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" */
+  secret!: string;
+}
+
+/** An endpoint's signing secret. */
+@ApiSchema({ name: 'EndpointSecret' })
+export class SecretDto {
+  /** `whsec_` and base64. @example "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" */
+  secret!: string;
+}
+
+export function toEndpointDto(endpoint: Endpoint): EndpointDto {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    description: endpoint.description,
+    disabled: endpoint.disabled,
+    ...(endpoint.disabledReason === undefined ? {} : { disabledReason: endpoint.disabledReason }),
+    source: endpoint.source,
+    createdAt: new Date(endpoint.createdAtMs).toISOString(),
+    updatedAt: new Date(endpoint.updatedAtMs).toISOString(),
+  };
+}
+
+/** The body of `POST /webhooks/endpoints`. Unknown properties are ignored. */
+@ApiSchema({ name: 'NewEndpoint' })
+export class NewEndpointDto {
+  /** Absolute http(s), no credentials, no fragment, at most 2,048 characters; not in WEBHOOK_BLOCKED_NETWORKS. @example "https://receiver.example/hooks/plants" */
+  @IsDefined({ message: 'url is required' })
+  @IsString({ message: 'url must be a string' })
+  url!: string;
+
+  /** At most 500 characters. @example "Inventory sync" */
+  @IsOptional()
+  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @IsString({ message: 'description must be a string' })
+  description?: string;
+
+  /** Create it disabled. */
+  @IsOptional()
+  @IsBoolean({ message: 'disabled must be true or false' })
+  disabled?: boolean;
+}
+
+/** The body of `PATCH /webhooks/endpoints/{id}`: what to change. A new url applies to deliveries still pending. */
+@ApiSchema({ name: 'EndpointChanges' })
+export class EndpointChangesDto {
+  /** @example "https://receiver.example/hooks/plants-v2" */
+  @IsOptional()
+  @IsString({ message: 'url must be a string' })
+  url?: string;
+
+  @IsOptional()
+  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @IsString({ message: 'description must be a string' })
+  description?: string;
+
+  /** `false` re-enables it and clears `disabledReason`. */
+  @IsOptional()
+  @IsBoolean({ message: 'disabled must be true or false' })
+  disabled?: boolean;
+}
+
+/** The body of `POST /webhooks/endpoints/{id}/secret/rotate`. */
+@ApiSchema({ name: 'SecretRotation' })
+export class SecretRotationDto {
+  /** The new secret (`whsec_` and the base64 of 24 to 64 bytes); generated when absent. */
+  @IsOptional()
+  @IsString({ message: 'secret must be a string' })
+  secret?: string;
+}
+
+/** `limit` and `after` of a keyset page of endpoints. */
+export class ListEndpointsQueryDto {
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, required: false })
+  @Max(MAX_PAGE_LIMIT, { message: LIMIT_MESSAGE })
+  @Min(1, { message: LIMIT_MESSAGE })
+  @IsInt({ message: LIMIT_MESSAGE })
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && SMALL_DECIMAL.test(value) ? Number(value) : value,
+  )
+  limit: number = DEFAULT_PAGE_LIMIT;
+
+  /** The last endpoint id of the previous page (the `Link: rel="next"` header carries it). */
+  @ApiProperty({ required: false })
+  @IsOptional()
+  @Matches(ENDPOINT_ID, { message: 'after must be an endpoint id (ep_…)' })
+  @IsString({ message: 'after must be an endpoint id (ep_…)' })
+  after?: string;
+}

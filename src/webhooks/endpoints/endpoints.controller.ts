@@ -1,0 +1,242 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { RouteSchema } from '@nestjs/platform-fastify';
+import {
+  ApiAcceptedResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import { FastifyReply } from 'fastify';
+import { AdminOnly } from '../../auth/admin-only.decorator';
+import { ApiErrorResponses, CONNECTION_ERRORS } from '../../errors/api-error-responses.decorator';
+import {
+  DELIVERY_SERIALIZATION,
+  DELIVERY_WITH_ATTEMPTS_SERIALIZATION,
+  DeliveryDto,
+  DeliveryWithAttemptsDto,
+  ListDeliveriesQueryDto,
+  RecoverDto,
+  RecoverResultDto,
+  toDeliveryDto,
+  toDeliveryWithAttemptsDto,
+} from './dto/delivery.dto';
+import {
+  EndpointChangesDto,
+  EndpointDto,
+  EndpointWithSecretDto,
+  ListEndpointsQueryDto,
+  NewEndpointDto,
+  SecretDto,
+  SecretRotationDto,
+  toEndpointDto,
+} from './dto/endpoint.dto';
+import { EndpointsService } from './endpoints.service';
+
+const COMMON = {
+  401: 'No bearer token, a malformed Authorization header, or an unknown token.',
+  403: 'A valid credential without the admin permission (ADMIN_TOKENS, or a JWT with scope webhooks:manage).',
+  ...CONNECTION_ERRORS,
+  429: 'Over the rate limit, or too many failed authentications from this client address; see Retry-After.',
+  500: 'An unexpected failure; the details are in the service log.',
+  503: 'The database is unreachable or did not answer in time; retry shortly.',
+};
+const NO_ENDPOINT = ['No endpoint has this id.', 'No webhook endpoint with id ep_019ab3c4d5e6'] as [string, string];
+const CONFIG_OWNED = 'The endpoint is declared in WEBHOOK_URLS (source "config"): change the configuration instead.';
+const BODY_ERRORS = {
+  413: 'The body is larger than BODY_LIMIT.',
+  415: 'The body is not application/json.',
+};
+
+/**
+ * Subscribers of the new-plant webhook, their secrets and their delivery logs. Every route needs the
+ * admin permission.
+ */
+@ApiTags('webhooks')
+@AdminOnly()
+@Controller('webhooks/endpoints')
+export class EndpointsController {
+  constructor(private readonly endpoints: EndpointsService) {}
+
+  /** Adds a subscriber. Its secret is in the answer (and later at `GET …/secret`). */
+  @Post()
+  @ApiOperation({ operationId: 'createWebhookEndpoint', summary: 'Add a webhook endpoint' })
+  @ApiCreatedResponse({
+    type: EndpointWithSecretDto,
+    description: 'The endpoint, with its signing secret.',
+    headers: { Location: { description: 'The endpoint\'s URL.', schema: { type: 'string' } } },
+  })
+  @ApiErrorResponses({
+    ...COMMON,
+    ...BODY_ERRORS,
+    400: ['A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.', 'url must be an absolute http(s) URL'],
+    409: ['An endpoint with this url exists already.', 'An endpoint with this url exists already'],
+  })
+  async create(
+    @Body() body: NewEndpointDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<EndpointWithSecretDto> {
+    const { secret, ...endpoint } = await this.endpoints.create(body);
+    void reply.header('location', `/webhooks/endpoints/${endpoint.id}`);
+    return { ...toEndpointDto(endpoint), secret };
+  }
+
+  /** Lists endpoints, oldest first, a page at a time (`Link: rel="next"` while more follow). Never a secret. */
+  @Get()
+  @ApiOperation({ operationId: 'listWebhookEndpoints', summary: 'List webhook endpoints' })
+  @ApiOkResponse({
+    type: [EndpointDto],
+    description: 'At most `limit` endpoints created after `after`.',
+    headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
+  })
+  @ApiErrorResponses({ ...COMMON, 400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'] })
+  async list(@Query() query: ListEndpointsQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<EndpointDto[]> {
+    const page = await this.endpoints.list(query.limit + 1, query.after);
+    if (page.length > query.limit) {
+      page.length = query.limit;
+      void reply.header('link', `</webhooks/endpoints?limit=${query.limit}&after=${page[page.length - 1].id}>; rel="next"`);
+    }
+    return page.map(toEndpointDto);
+  }
+
+  @Get(':id')
+  @ApiOperation({ operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint' })
+  @ApiEndpointId()
+  @ApiOkResponse({ type: EndpointDto, description: 'The endpoint.' })
+  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT })
+  async get(@Param('id') id: string): Promise<EndpointDto> {
+    return toEndpointDto(await this.endpoints.get(id));
+  }
+
+  /** Changes an endpoint. `disabled: false` re-enables it; a new url applies to deliveries still pending. */
+  @Patch(':id')
+  @ApiOperation({ operationId: 'updateWebhookEndpoint', summary: 'Change a webhook endpoint' })
+  @ApiEndpointId()
+  @ApiOkResponse({ type: EndpointDto, description: 'The endpoint as changed.' })
+  @ApiErrorResponses({
+    ...COMMON,
+    ...BODY_ERRORS,
+    400: ['A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.', 'disabled must be true or false'],
+    404: NO_ENDPOINT,
+    409: ['The endpoint is declared in WEBHOOK_URLS, or another endpoint has this url.', CONFIG_OWNED],
+  })
+  async update(@Param('id') id: string, @Body() body: EndpointChangesDto): Promise<EndpointDto> {
+    return toEndpointDto(await this.endpoints.update(id, body));
+  }
+
+  /** Deletes an endpoint; its pending deliveries are never sent. */
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint' })
+  @ApiEndpointId()
+  @ApiNoContentResponse({ description: 'Deleted, with its deliveries.' })
+  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT, 409: [CONFIG_OWNED, CONFIG_OWNED] })
+  async delete(@Param('id') id: string): Promise<void> {
+    await this.endpoints.delete(id);
+  }
+
+  @Get(':id/secret')
+  @ApiOperation({ operationId: 'getWebhookEndpointSecret', summary: "Get an endpoint's signing secret" })
+  @ApiEndpointId()
+  @ApiOkResponse({ type: SecretDto, description: 'The current secret.' })
+  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT })
+  async secret(@Param('id') id: string): Promise<SecretDto> {
+    return { secret: await this.endpoints.secret(id) };
+  }
+
+  /** Rotates the secret: for WEBHOOK_SECRET_OVERLAP (24 h by default) the previous one signs too, then only the new one. */
+  @Post(':id/secret/rotate')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ operationId: 'rotateWebhookEndpointSecret', summary: "Rotate an endpoint's signing secret" })
+  @ApiEndpointId()
+  @ApiOkResponse({ type: SecretDto, description: 'The new secret.' })
+  @ApiErrorResponses({
+    ...COMMON,
+    ...BODY_ERRORS,
+    400: ['The given secret is not whsec_ and the base64 of 24 to 64 bytes.', 'secret must be whsec_ followed by the base64 of 24 to 64 bytes'],
+    404: NO_ENDPOINT,
+    409: [CONFIG_OWNED, CONFIG_OWNED],
+  })
+  async rotate(@Param('id') id: string, @Body() body: SecretRotationDto): Promise<SecretDto> {
+    return { secret: await this.endpoints.rotate(id, body?.secret) };
+  }
+
+  /** The endpoint's deliveries, newest first, a page at a time (`Link: rel="next"` while more follow). */
+  @Get(':id/deliveries')
+  @RouteSchema({ response: { 200: { type: 'array', items: DELIVERY_SERIALIZATION } } })
+  @ApiOperation({ operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries" })
+  @ApiEndpointId()
+  @ApiOkResponse({
+    type: [DeliveryDto],
+    description: 'At most `limit` deliveries, newest first.',
+    headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
+  })
+  @ApiErrorResponses({ ...COMMON, 400: ['A query parameter is not valid.', 'status must be pending, succeeded or failed'], 404: NO_ENDPOINT })
+  async deliveries(
+    @Param('id') id: string,
+    @Query() query: ListDeliveriesQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DeliveryDto[]> {
+    const page = await this.endpoints.deliveriesOf(id, { ...query, limit: query.limit + 1 });
+    if (page.length > query.limit) {
+      page.length = query.limit;
+      const status = query.status === undefined ? '' : `&status=${query.status}`;
+      void reply.header(
+        'link',
+        `</webhooks/endpoints/${id}/deliveries?limit=${query.limit}${status}&after=${page[page.length - 1].seq}>; rel="next"`,
+      );
+    }
+    return page.map(toDeliveryDto);
+  }
+
+  @Get(':id/deliveries/:deliveryId')
+  @RouteSchema({ response: { 200: DELIVERY_WITH_ATTEMPTS_SERIALIZATION } })
+  @ApiOperation({ operationId: 'getWebhookDelivery', summary: 'Get a delivery with its attempts' })
+  @ApiEndpointId()
+  @ApiDeliveryId()
+  @ApiOkResponse({ type: DeliveryWithAttemptsDto, description: 'The delivery and every attempt, oldest first.' })
+  @ApiErrorResponses({ ...COMMON, 404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'] })
+  async delivery(@Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryWithAttemptsDto> {
+    return toDeliveryWithAttemptsDto(await this.endpoints.delivery(id, deliveryId));
+  }
+
+  /** Sends a delivery again now, with the same webhook-id (once, whichever instance claims it). */
+  @Post(':id/deliveries/:deliveryId/resend')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @RouteSchema({ response: { 202: DELIVERY_SERIALIZATION } })
+  @ApiOperation({ operationId: 'resendWebhookDelivery', summary: 'Resend a delivery' })
+  @ApiEndpointId()
+  @ApiDeliveryId()
+  @ApiAcceptedResponse({ type: DeliveryDto, description: 'The delivery, pending with its next attempt now.' })
+  @ApiErrorResponses({ ...COMMON, 404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'] })
+  async resend(@Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryDto> {
+    return toDeliveryDto(await this.endpoints.resend(id, deliveryId));
+  }
+
+  /** Queues again every failed delivery of the endpoint created in [since, until). */
+  @Post(':id/recover')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiOperation({ operationId: 'recoverWebhookEndpoint', summary: 'Recover failed deliveries since a time' })
+  @ApiEndpointId()
+  @ApiAcceptedResponse({ type: RecoverResultDto, description: 'How many failed deliveries are pending again, due now.' })
+  @ApiErrorResponses({
+    ...COMMON,
+    ...BODY_ERRORS,
+    400: ['since or until is not an RFC 3339 date-time.', 'since must be an RFC 3339 date-time'],
+    404: NO_ENDPOINT,
+  })
+  async recover(@Param('id') id: string, @Body() body: RecoverDto): Promise<RecoverResultDto> {
+    const until = body.until === undefined ? undefined : Date.parse(body.until);
+    return { queued: await this.endpoints.recover(id, Date.parse(body.since), until) };
+  }
+}
+
+function ApiEndpointId(): MethodDecorator {
+  return ApiParam({ name: 'id', description: 'The endpoint id (`ep_…`).', schema: { type: 'string' } });
+}
+
+function ApiDeliveryId(): MethodDecorator {
+  return ApiParam({ name: 'deliveryId', description: 'The delivery id: its `webhook-id` (`msg_…`).', schema: { type: 'string' } });
+}

@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import {
+  BadRequestException,
+  ConflictException,
+  Injectable,
+  Logger,
+  NotFoundException,
+  OnModuleInit,
+} from '@nestjs/common';
+import { WebhookConfig } from '../../config/app-config';
+import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
+import { withoutStack } from '../../errors/without-stack';
+import { hostOf } from '../../logging/host-of';
+import { BlockedNetworks } from '../blocked-networks';
+import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence/deliveries.store';
+import { WebhookDispatcher } from '../webhook.dispatcher';
+import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
+import { EndpointsStore, EndpointUrlTakenError } from './endpoints.store';
+
+/** A new secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
+export function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+let lastIdMs = 0;
+let sequence = 0;
+/** `ep_`, 12 hex digits of milliseconds, a 4-digit sequence within the millisecond, 12 random hex digits: sorts in creation order. */
+export function newEndpointId(): string {
+  const now = Date.now();
+  sequence = now === lastIdMs ? sequence + 1 : 0;
+  lastIdMs = now;
+  return `ep_${now.toString(16).padStart(12, '0')}${sequence.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * The admin API's work on endpoints and their deliveries, and the start-up reconciliation of the
+ * endpoints WEBHOOK_URLS declares. `config` endpoints are read-only here (409): the configuration owns them.
+ */
+@Injectable()
+export class EndpointsService implements OnModuleInit {
+  private readonly logger = new Logger('Webhooks');
+
+  constructor(
+    private readonly config: WebhookConfig,
+    private readonly endpoints: EndpointsStore,
+    private readonly deliveries: DeliveriesStore,
+    private readonly blocked: BlockedNetworks,
+    private readonly dispatcher: WebhookDispatcher,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const { urls, secrets } = this.config.configured;
+    const { added, removed } = await this.endpoints.reconcile(urls, secrets, newEndpointId);
+    if (added > 0 || removed > 0) {
+      this.logger.log(
+        `WEBHOOK_URLS: ${added} endpoint(s) added, ${removed} removed with their pending deliveries ` +
+          `(now ${urls.map(hostOf).join(', ') || 'none'})`,
+      );
+    }
+  }
+
+  async create(input: { url: string; description?: string; disabled?: boolean }): Promise<Endpoint & { secret: string }> {
+    const url = await this.checkedUrl(input.url);
+    const secret = newSecret();
+    try {
+      const endpoint = await this.endpoints.create({
+        id: newEndpointId(),
+        url,
+        description: input.description ?? '',
+        disabled: input.disabled ?? false,
+        secret,
+      });
+      return { ...endpoint, secret };
+    } catch (error) {
+      throw urlTaken(error);
+    }
+  }
+
+  list(limit: number, after?: string): Promise<Endpoint[]> {
+    return this.endpoints.list(limit, after);
+  }
+
+  async get(id: string): Promise<Endpoint> {
+    return (await this.endpoints.get(id)) ?? notFound(id);
+  }
+
+  async update(id: string, changes: EndpointChanges): Promise<Endpoint> {
+    await this.writable(id, 'changed');
+    const url = changes.url === undefined ? undefined : await this.checkedUrl(changes.url);
+    try {
+      return (await this.endpoints.update(id, { ...changes, url })) ?? notFound(id);
+    } catch (error) {
+      throw urlTaken(error);
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.writable(id, 'deleted');
+    if (!(await this.endpoints.delete(id))) notFound(id);
+  }
+
+  async secret(id: string): Promise<string> {
+    const secrets = (await this.endpoints.secrets(id)) ?? notFound(id);
+    return secrets[0].secret;
+  }
+
+  async rotate(id: string, given?: string): Promise<string> {
+    if (given !== undefined && !isSecret(given)) {
+      throw withoutStack(() => new BadRequestException('secret must be whsec_ followed by the base64 of 24 to 64 bytes'));
+    }
+    await this.writable(id, 'rotated');
+    const next = given ?? newSecret();
+    const now = Date.now();
+    const change = (secrets: readonly SigningSecret[]) => rotated(secrets, next, now, this.config.secretOverlapMs);
+    if (!(await this.endpoints.updateSecrets(id, change))) notFound(id);
+    return next;
+  }
+
+  async deliveriesOf(id: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
+    await this.get(id);
+    return this.deliveries.list(id, query);
+  }
+
+  async delivery(id: string, webhookId: string) {
+    await this.get(id);
+    return (await this.deliveries.get(id, webhookId)) ?? deliveryNotFound(id, webhookId);
+  }
+
+  async resend(id: string, webhookId: string): Promise<DeliveryView> {
+    await this.get(id);
+    const delivery = (await this.deliveries.resend(id, webhookId)) ?? deliveryNotFound(id, webhookId);
+    this.dispatcher.wake();
+    return delivery;
+  }
+
+  async recover(id: string, sinceMs: number, untilMs?: number): Promise<number> {
+    await this.get(id);
+    const queued = await this.deliveries.recover(id, sinceMs, untilMs);
+    if (queued > 0) this.dispatcher.wake();
+    return queued;
+  }
+
+  /** The URL as stored (normalised), or a 400 naming what is wrong with it. */
+  private async checkedUrl(value: string): Promise<string> {
+    const problem = endpointUrlProblem(value) ?? (await this.blocked.problemWith(value));
+    if (problem !== undefined) {
+      throw withoutStack(() => new BadRequestException(problem.startsWith('url ') ? problem : `url ${problem}`));
+    }
+    return new URL(value).href;
+  }
+
+  /** 404 when there is no such endpoint; 409 when the configuration owns it. */
+  private async writable(id: string, what: string): Promise<void> {
+    const endpoint = await this.get(id);
+    if (endpoint.source === 'config') {
+      throw withoutStack(
+        () =>
+          new ConflictException(
+            `Endpoint ${id} is declared in WEBHOOK_URLS: it can only be ${what} by changing the configuration`,
+          ),
+      );
+    }
+  }
+}
+
+function notFound(id: string): never {
+  throw withoutStack(() => new NotFoundException(`No webhook endpoint with id ${id}`));
+}
+
+function deliveryNotFound(id: string, webhookId: string): never {
+  throw withoutStack(() => new NotFoundException(`No delivery ${webhookId} for webhook endpoint ${id}`));
+}
+
+function urlTaken(error: unknown): unknown {
+  if (!(error instanceof EndpointUrlTakenError)) return error;
+  return withoutStack(() => new ConflictException('An endpoint with this url exists already'));
+}

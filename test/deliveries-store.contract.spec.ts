@@ -1,0 +1,277 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Database } from '../src/database/database';
+import { PostgresDatabase, PostgresTransaction } from '../src/database/postgres-database';
+import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
+import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
+import { newEndpointId, newSecret } from '../src/webhooks/endpoints/endpoints.service';
+import { EndpointsStore } from '../src/webhooks/endpoints/endpoints.store';
+import { OutboxWriter } from '../src/webhooks/outbox.writer';
+import { AttemptResult, ClaimedDelivery, DeliveriesStore } from '../src/webhooks/persistence/deliveries.store';
+import { PostgresDeliveriesStore } from '../src/webhooks/persistence/postgres-deliveries.store';
+import { PostgresEndpointsStore } from '../src/webhooks/persistence/postgres-endpoints.store';
+import { SqliteDeliveriesStore } from '../src/webhooks/persistence/sqlite-deliveries.store';
+import { SqliteEndpointsStore } from '../src/webhooks/persistence/sqlite-endpoints.store';
+import { WEBHOOK_MIGRATIONS } from '../src/webhooks/webhooks.migrations';
+import { createTestSchema, describeOnEachStore, TestSchema } from './support/postgres';
+
+const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];
+const LEASE_MS = 60_000;
+const DAY_MS = 86_400_000;
+const attempt = { atMs: Date.now(), durationMs: 3 };
+const ok: AttemptResult = { kind: 'succeeded', attempt: { ...attempt, responseStatus: 200 } };
+const retry = (endpointPauseMs = 0): AttemptResult => ({
+  kind: 'retry',
+  delayMs: 0,
+  attempt: { ...attempt, responseStatus: 503 },
+  endpointPauseMs,
+});
+
+/**
+ * The delivery store's behaviour, written once and run on each store: the outbox write through the
+ * plants' transaction port, per-endpoint claims, results with their attempt rows and the endpoint's
+ * health, disabling, the delivery log, resend, recover and prune.
+ */
+describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) => {
+  let database: Database;
+  let endpoints: EndpointsStore;
+  let deliveries: DeliveriesStore;
+  let dir: string | undefined;
+  let schema: TestSchema | undefined;
+  const writer = new OutboxWriter(() => undefined);
+
+  /** Commits one event per name, as the plants' transaction does. */
+  const commit = async (...names: string[]) => {
+    const plants = names.map((name, i) => ({ id: BigInt(9007199254740993n + BigInt(i)), name }));
+    if (database instanceof SqliteDatabase) {
+      const connection = database.connection;
+      connection.transaction(() => writer.created(new SqliteTransaction(connection), plants)).immediate();
+    } else {
+      const pg = database as PostgresDatabase;
+      await pg.transaction((client) => writer.created(new PostgresTransaction(pg, client), plants) as Promise<void>);
+    }
+  };
+  const endpoint = async (url: string, disabled = false) =>
+    (await endpoints.create({ id: newEndpointId(), url, description: '', disabled, secret: newSecret() })).id;
+  const claimAll = (cap = 8) => deliveries.claim(100, LEASE_MS, cap);
+  const record = (claimed: ClaimedDelivery[], result: AttemptResult, disableAfterMs = DAY_MS) =>
+    deliveries.record(
+      claimed.map((delivery) => ({ delivery, result })),
+      disableAfterMs,
+    );
+
+  beforeEach(async () => {
+    if (postgres) {
+      schema = await createTestSchema();
+      const pg = new PostgresDatabase({ url: schema.url, poolMax: 4, connectAttempts: 1, queryTimeoutMs: 10_000 }, MIGRATIONS);
+      await pg.onModuleInit();
+      database = pg;
+      endpoints = new PostgresEndpointsStore(pg);
+      deliveries = new PostgresDeliveriesStore(pg);
+    } else {
+      dir = mkdtempSync(join(tmpdir(), 'plant-store-deliveries-'));
+      const sqlite = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
+      sqlite.onModuleInit();
+      database = sqlite;
+      endpoints = new SqliteEndpointsStore(sqlite);
+      deliveries = new SqliteDeliveriesStore(sqlite);
+    }
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await (database as SqliteDatabase | PostgresDatabase).onApplicationShutdown();
+    await schema?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should record nothing while no endpoint is enabled', async () => {
+    await endpoint('http://127.0.0.1:1/off', true);
+    await commit('Aloe');
+    expect(await deliveries.backlog()).toEqual({ pending: 0 });
+  });
+
+  it('should write one message per event, with one delivery per enabled endpoint under the same webhook-id', async () => {
+    const a = await endpoint('http://127.0.0.1:1/a');
+    const b = await endpoint('http://127.0.0.1:1/b');
+    await endpoint('http://127.0.0.1:1/off', true);
+    await commit('Aloe');
+    const claimed = await claimAll();
+    expect(claimed.map((d) => d.endpointId).sort()).toEqual([a, b].sort());
+    expect(new Set(claimed.map((d) => d.webhookId)).size).toBe(1);
+    expect(claimed[0].payload).toBe('{"id":9007199254740993,"name":"Aloe"}');
+    expect(claimed[0].secrets).toHaveLength(1);
+  });
+
+  it('should claim at most the cap per endpoint, counting what is leased, and one probe for a failing endpoint', async () => {
+    const busy = await endpoint('http://127.0.0.1:1/busy');
+    await commit('a', 'b', 'c', 'd', 'e');
+    const first = await claimAll(2);
+    expect(first).toHaveLength(2);
+    expect(await claimAll(2)).toEqual([]); // both slots leased
+    await record(first.slice(0, 1), retry());
+    // Now failing: one probe at a time, and one is still leased.
+    expect(await claimAll(2)).toEqual([]);
+    await record(first.slice(1), retry());
+    const probe = await claimAll(2);
+    expect(probe).toHaveLength(1);
+    expect(probe[0]).toMatchObject({ endpointId: busy, endpointFailures: 2 });
+  });
+
+  it('should leave a failing endpoint alone while it backs off, and take it back after a success', async () => {
+    await endpoint('http://127.0.0.1:1/slow');
+    await commit('a', 'b');
+    const [first] = await claimAll(1);
+    await record([first], retry(60_000));
+    expect(await claimAll()).toEqual([]); // paused for a minute
+  });
+
+  it('should keep a healthy endpoint flowing while another holds all its slots', async () => {
+    const hanging = await endpoint('http://127.0.0.1:1/hang');
+    const healthy = await endpoint('http://127.0.0.1:1/ok');
+    await commit('a', 'b', 'c', 'd');
+    const claimed = await claimAll(2);
+    expect(claimed.filter((d) => d.endpointId === hanging)).toHaveLength(2);
+    expect(claimed.filter((d) => d.endpointId === healthy)).toHaveLength(2);
+    await record(
+      claimed.filter((d) => d.endpointId === healthy),
+      ok,
+    );
+    await commit('e');
+    // The hanging endpoint's sends are still leased: only the healthy endpoint's new delivery comes.
+    expect((await claimAll(2)).map((d) => d.endpointId)).toEqual([healthy, healthy]);
+  });
+
+  it('should record a result only under its own lease, with an attempt row, and show it in the log', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('Aloe');
+    const [claimed] = await claimAll();
+    const stale = { ...claimed, leaseToken: '00000000-0000-4000-8000-000000000000' };
+    expect((await record([stale], ok)).recorded).toBe(0);
+    expect((await record([claimed], retry())).recorded).toBe(1);
+    const [again] = await claimAll();
+    expect(again.attempts).toBe(1);
+    expect((await record([again], ok)).recorded).toBe(1);
+    const log = await deliveries.get(id, claimed.webhookId);
+    expect(log).toMatchObject({
+      id: claimed.webhookId,
+      status: 'succeeded',
+      attempts: 2,
+      payload: '{"id":9007199254740993,"name":"Aloe"}',
+      lastAttempt: { responseStatus: 200, durationMs: 3 },
+    });
+    expect(log!.attemptLog.map((a) => a.responseStatus)).toEqual([503, 200]);
+    expect(log!.nextAttemptAtMs).toBeUndefined();
+  });
+
+  it('should disable an endpoint that failed for the whole window, failing its pending deliveries', async () => {
+    const id = await endpoint('http://127.0.0.1:1/dead');
+    await commit('a', 'b');
+    const [first] = await claimAll(1);
+    const { disabled } = await record([first], retry(), 0);
+    expect(disabled).toEqual([{ id, url: 'http://127.0.0.1:1/dead' }]);
+    expect(await endpoints.get(id)).toMatchObject({ disabled: true, disabledReason: expect.stringContaining('WEBHOOK_DISABLE_AFTER') });
+    expect(await deliveries.list(id, { limit: 10, status: 'pending' })).toEqual([]);
+    expect(await deliveries.list(id, { limit: 10, status: 'failed' })).toHaveLength(2);
+    await commit('c'); // while disabled: no delivery for it
+    expect(await deliveries.list(id, { limit: 10 })).toHaveLength(2);
+    // Re-enabled, then recovered: what it missed is due again.
+    await endpoints.update(id, { disabled: false });
+    expect(await endpoints.get(id)).not.toHaveProperty('disabledReason');
+    expect(await deliveries.recover(id, Date.now() - DAY_MS)).toBe(2);
+    expect(await claimAll()).toHaveLength(2);
+  });
+
+  it('should page the delivery log newest first, filter it by status, and resend one delivery', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a');
+    await commit('b');
+    await commit('c');
+    const all = await deliveries.list(id, { limit: 2 });
+    expect(all.map((d) => d.payload)).toEqual([expect.stringContaining('"c"'), expect.stringContaining('"b"')]);
+    const rest = await deliveries.list(id, { limit: 2, after: all[1].seq });
+    expect(rest.map((d) => d.payload)).toEqual([expect.stringContaining('"a"')]);
+    const claimed = await claimAll();
+    await record(claimed, ok);
+    expect(await deliveries.list(id, { limit: 10, status: 'pending' })).toEqual([]);
+    const resent = await deliveries.resend(id, all[0].id);
+    expect(resent).toMatchObject({ id: all[0].id, status: 'pending', attempts: 1 });
+    expect(resent!.nextAttemptAtMs).toBeLessThanOrEqual(Date.now() + 1000);
+    expect((await claimAll()).map((d) => d.webhookId)).toEqual([all[0].id]);
+    expect(await deliveries.resend(id, 'msg_none')).toBeUndefined();
+  });
+
+  it('should recover only failed deliveries created in [since, until)', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a', 'b');
+    const claimed = await claimAll();
+    await record(claimed, { kind: 'failed', attempt: { ...attempt, responseStatus: 410 } });
+    expect(await deliveries.recover(id, Date.now() + DAY_MS)).toBe(0);
+    expect(await deliveries.recover(id, Date.now() - DAY_MS, Date.now() - DAY_MS / 2)).toBe(0);
+    expect(await deliveries.recover(id, Date.now() - DAY_MS)).toBe(2);
+    expect(await deliveries.recover(id, Date.now() - DAY_MS)).toBe(0); // pending now, not failed
+  });
+
+  it('should delete an endpoint with its deliveries, so nothing queued for it is sent', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a');
+    expect(await endpoints.delete(id)).toBe(true);
+    expect(await claimAll()).toEqual([]);
+    expect(await deliveries.backlog()).toEqual({ pending: 0 });
+  });
+
+  it('should prune finished deliveries, their attempts and messages left with none', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a', 'b');
+    const claimed = await claimAll();
+    await record(claimed.slice(0, 1), ok);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // One delivery and one message (the other stays: its delivery is pending).
+    expect(await deliveries.prune(1, 1000)).toBe(2);
+    expect(await deliveries.get(id, claimed[0].webhookId)).toBeUndefined();
+    expect((await deliveries.list(id, { limit: 10 })).map((d) => d.id)).toEqual([claimed[1].webhookId]);
+  });
+
+  it('should reconcile the endpoints of the configuration: add, keep, re-sign and remove', async () => {
+    const secret = newSecret();
+    expect(await endpoints.reconcile(['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'], [secret], newEndpointId)).toEqual({
+      added: 2,
+      removed: 0,
+    });
+    const [a] = await endpoints.list(1);
+    await commit('x');
+    const other = newSecret();
+    expect(await endpoints.reconcile(['http://127.0.0.1:1/a'], [other, secret], newEndpointId)).toEqual({ added: 0, removed: 1 });
+    expect(await endpoints.list(10)).toEqual([expect.objectContaining({ id: a.id, source: 'config' })]);
+    expect((await endpoints.secrets(a.id))!.map((s) => s.secret)).toEqual([other, secret]);
+    expect((await claimAll()).map((d) => d.endpointId)).toEqual([a.id]);
+  });
+});
+
+describe('the SQLite delivery store', () => {
+  it('should keep a claim leased when the wall clock is set an hour forward, and hand it out once the lease ran out', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-leases-'));
+    const database = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
+    database.onModuleInit();
+    try {
+      const endpoints = new SqliteEndpointsStore(database);
+      const store = new SqliteDeliveriesStore(database);
+      await endpoints.create({ id: newEndpointId(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() });
+      const connection = database.connection;
+      connection
+        .transaction(() => new OutboxWriter(() => undefined).created(new SqliteTransaction(connection), [{ id: 1n, name: 'a' }]))
+        .immediate();
+      expect(await store.claim(10, 1, 8)).toHaveLength(1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [again] = await store.claim(10, 60_000, 8);
+      expect(again).toMatchObject({ attempts: 0 });
+      const now = Date.now();
+      jest.spyOn(Date, 'now').mockReturnValue(now + 3_600_000);
+      expect(await store.claim(10, 60_000, 8)).toEqual([]);
+    } finally {
+      jest.restoreAllMocks();
+      database.onApplicationShutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
