@@ -46,7 +46,7 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     const plants = names.map((name, i) => ({ id: BigInt(9007199254740993n + BigInt(i)), name }));
     if (database instanceof SqliteDatabase) {
       const connection = database.connection;
-      connection.transaction(() => writer.created(new SqliteTransaction(connection), plants)).immediate();
+      connection.transaction(() => void writer.created(new SqliteTransaction(connection), plants)).immediate();
     } else {
       const pg = database as PostgresDatabase;
       await pg.transaction((client) => writer.created(new PostgresTransaction(pg, client), plants) as Promise<void>);
@@ -64,7 +64,10 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
   beforeEach(async () => {
     if (postgres) {
       schema = await createTestSchema();
-      const pg = new PostgresDatabase({ url: schema.url, poolMax: 4, connectAttempts: 1, queryTimeoutMs: 10_000 }, MIGRATIONS);
+      const pg = new PostgresDatabase(
+        { url: schema.url, poolMax: 4, connectAttempts: 1, queryTimeoutMs: 10_000 },
+        MIGRATIONS,
+      );
       await pg.onModuleInit();
       database = pg;
       endpoints = new PostgresEndpointsStore(pg);
@@ -170,7 +173,10 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     const [first] = await claimAll(1);
     const { disabled } = await record([first], retry(), 0);
     expect(disabled).toEqual([{ id, url: 'http://127.0.0.1:1/dead' }]);
-    expect(await endpoints.get(id)).toMatchObject({ disabled: true, disabledReason: expect.stringContaining('WEBHOOK_DISABLE_AFTER') });
+    expect(await endpoints.get(id)).toMatchObject({
+      disabled: true,
+      disabledReason: expect.stringContaining('WEBHOOK_DISABLE_AFTER'),
+    });
     expect(await deliveries.list(id, { limit: 10, status: 'pending' })).toEqual([]);
     expect(await deliveries.list(id, { limit: 10, status: 'failed' })).toHaveLength(2);
     await commit('c'); // while disabled: no delivery for it
@@ -234,14 +240,19 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
 
   it('should reconcile the endpoints of the configuration: add, keep, re-sign and remove', async () => {
     const secret = newSecret();
-    expect(await endpoints.reconcile(['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'], [secret], newEndpointId)).toEqual({
+    expect(
+      await endpoints.reconcile(['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'], [secret], newEndpointId),
+    ).toEqual({
       added: 2,
       removed: 0,
     });
     const [a] = await endpoints.list(1);
     await commit('x');
     const other = newSecret();
-    expect(await endpoints.reconcile(['http://127.0.0.1:1/a'], [other, secret], newEndpointId)).toEqual({ added: 0, removed: 1 });
+    expect(await endpoints.reconcile(['http://127.0.0.1:1/a'], [other, secret], newEndpointId)).toEqual({
+      added: 0,
+      removed: 1,
+    });
     expect(await endpoints.list(10)).toEqual([expect.objectContaining({ id: a.id, source: 'config' })]);
     expect((await endpoints.secrets(a.id))!.map((s) => s.secret)).toEqual([other, secret]);
     expect((await claimAll()).map((d) => d.endpointId)).toEqual([a.id]);
@@ -256,10 +267,19 @@ describe('the SQLite delivery store', () => {
     try {
       const endpoints = new SqliteEndpointsStore(database);
       const store = new SqliteDeliveriesStore(database);
-      await endpoints.create({ id: newEndpointId(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() });
+      await endpoints.create({
+        id: newEndpointId(),
+        url: 'http://127.0.0.1:1/a',
+        description: '',
+        disabled: false,
+        secret: newSecret(),
+      });
       const connection = database.connection;
       connection
-        .transaction(() => new OutboxWriter(() => undefined).created(new SqliteTransaction(connection), [{ id: 1n, name: 'a' }]))
+        .transaction(
+          () =>
+            void new OutboxWriter(() => undefined).created(new SqliteTransaction(connection), [{ id: 1n, name: 'a' }]),
+        )
         .immediate();
       expect(await store.claim(10, 1, 8)).toHaveLength(1);
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -22,7 +22,10 @@ export class BearerAuthGuard implements CanActivate {
     ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const adminOnly = this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY_KEY, [context.getHandler(), context.getClass()]);
+    const adminOnly = this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     const pending = this.verifier.verifyRequest(request);
     if (!adminOnly) return pending === undefined ? true : pending.then(() => true);
     return pending === undefined ? this.admin(request) : pending.then(() => this.admin(request));

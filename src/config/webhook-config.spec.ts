@@ -8,10 +8,13 @@ const base = { AUTH_TOKENS: 'token', WEBHOOK_URLS: 'https://hooks.example/plants
 describe('webhook configuration', () => {
   it('should declare no endpoint when WEBHOOK_URLS is unset or empty', () => {
     expect(loadConfig({ AUTH_TOKENS: 'token' }).webhooks.configured).toEqual({ urls: [], secrets: [] });
-    expect(loadConfig({ AUTH_TOKENS: 'token', WEBHOOK_URLS: '' }).webhooks.configured).toEqual({ urls: [], secrets: [] });
+    expect(loadConfig({ AUTH_TOKENS: 'token', WEBHOOK_URLS: '' }).webhooks.configured).toEqual({
+      urls: [],
+      secrets: [],
+    });
   });
 
-  it('should default to the Standard Webhooks schedule, a 15 s timeout, 7 days of retention and the anchors\' windows', () => {
+  it("should default to the Standard Webhooks schedule, a 15 s timeout, 7 days of retention and the anchors' windows", () => {
     expect(loadConfig(base).webhooks).toEqual({
       configured: { urls: ['https://hooks.example/plants'], secrets: [SECRET] },
       timeoutMs: 15000,
@@ -58,10 +61,7 @@ describe('webhook configuration', () => {
   it.each([
     [{ WEBHOOK_URLS: 'ftp://files.example/x' }, 'each of WEBHOOK_URLS must be an absolute http(s) URL'],
     [{ WEBHOOK_URLS: '/relative/path' }, 'each of WEBHOOK_URLS must be an absolute http(s) URL'],
-    [
-      { WEBHOOK_URLS: 'https://ok.example, nope' },
-      'each of WEBHOOK_URLS must be an absolute http(s) URL',
-    ],
+    [{ WEBHOOK_URLS: 'https://ok.example, nope' }, 'each of WEBHOOK_URLS must be an absolute http(s) URL'],
     [
       { WEBHOOK_URLS: 'https://ok.example, https://user:hunter2@hooks.example/x' },
       'each of WEBHOOK_URLS must not hold credentials (user:password@); receivers verify the signature instead',
@@ -97,12 +97,18 @@ describe('webhook configuration', () => {
     ],
     [{ WEBHOOK_RETENTION: '1d,2d' }, 'WEBHOOK_RETENTION must be one duration, such as 5d'],
     [{ WEBHOOK_URLS: 'https://hooks.example/x#frag' }, 'each of WEBHOOK_URLS must not have a fragment (#…)'],
-    [{ WEBHOOK_URLS: `https://hooks.example/${'x'.repeat(2048)}` }, 'each of WEBHOOK_URLS must be at most 2048 characters'],
+    [
+      { WEBHOOK_URLS: `https://hooks.example/${'x'.repeat(2048)}` },
+      'each of WEBHOOK_URLS must be at most 2048 characters',
+    ],
     [
       { WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/33' },
       'WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 169.254.0.0/16,fe80::/10',
     ],
-    [{ WEBHOOK_DISABLE_AFTER: 'never' }, 'WEBHOOK_DISABLE_AFTER must be comma-separated durations such as 5s,5m,2h (units ms, s, m, h, d)'],
+    [
+      { WEBHOOK_DISABLE_AFTER: 'never' },
+      'WEBHOOK_DISABLE_AFTER must be comma-separated durations such as 5s,5m,2h (units ms, s, m, h, d)',
+    ],
     [{ WEBHOOK_TIMEOUT_MS: '10' }, 'WEBHOOK_TIMEOUT_MS must be an integer between 100 and 600000'],
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY must be an integer between 1 and 1000'],
   ])('should refuse %j with one line naming the variable', (env, message) => {

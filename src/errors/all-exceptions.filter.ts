@@ -60,7 +60,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const challenge = exception instanceof InvalidCredentialsException ? exception.challenge : BEARER_REALM;
       httpAdapter.setHeader(reply, 'WWW-Authenticate', challenge);
     }
-    if (exception instanceof InsufficientScopeException) httpAdapter.setHeader(reply, 'WWW-Authenticate', exception.challenge);
+    if (exception instanceof InsufficientScopeException)
+      httpAdapter.setHeader(reply, 'WWW-Authenticate', exception.challenge);
     // A handler may have set another type (text/plain for /metrics) before it failed.
     httpAdapter.setHeader(reply, 'Content-Type', 'application/json; charset=utf-8');
     httpAdapter.reply(reply, body, body.error);

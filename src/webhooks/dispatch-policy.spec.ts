@@ -19,7 +19,13 @@ describe('the dispatch policy', () => {
 
   it("should back a failing endpoint off from the schedule's first delay, doubling, up to a minute", () => {
     expect([1, 2, 3, 4, 5, 6, 30].map((failures) => endpointPauseMs(failures, SCHEDULE))).toEqual([
-      5000, 10_000, 20_000, 40_000, MAX_ENDPOINT_PAUSE_MS, MAX_ENDPOINT_PAUSE_MS, MAX_ENDPOINT_PAUSE_MS,
+      5000,
+      10_000,
+      20_000,
+      40_000,
+      MAX_ENDPOINT_PAUSE_MS,
+      MAX_ENDPOINT_PAUSE_MS,
+      MAX_ENDPOINT_PAUSE_MS,
     ]);
     // A schedule whose first step is longer than a minute is never shortened.
     expect(endpointPauseMs(3, [120_000])).toBe(120_000);

@@ -20,7 +20,12 @@ function signerOf(secret: string): Webhook {
  * for each of `secrets` (an endpoint's current secret, and during a rotation's overlap its previous
  * one), space-separated, so the receiver verifies with either and rotation has no gap.
  */
-export function signature(secrets: readonly string[], webhookId: string, timestampSeconds: number, payload: string): string {
+export function signature(
+  secrets: readonly string[],
+  webhookId: string,
+  timestampSeconds: number,
+  payload: string,
+): string {
   const at = new Date(timestampSeconds * 1000);
   return secrets.map((secret) => signerOf(secret).sign(webhookId, at, payload)).join(' ');
 }

@@ -169,12 +169,16 @@ describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)',
     const { webhookId } = receiver.received[0];
     expect(server.logs).toContainEqual(
       expect.stringMatching(
-        new RegExp(`Delivery ${webhookId} to ep_\\w+ \\(127.0.0.1:${receiver.port}\\) failed for good: HTTP 503 on the last of 3 attempts`),
+        new RegExp(
+          `Delivery ${webhookId} to ep_\\w+ \\(127.0.0.1:${receiver.port}\\) failed for good: HTTP 503 on the last of 3 attempts`,
+        ),
       ),
     );
     expect(server.logs).toContainEqual(
       expect.stringMatching(
-        new RegExp(`Delivery ${webhookId} to ep_\\w+ \\(127.0.0.1:${receiver.port}\\) failed \\(attempt 1: HTTP 503\\); retrying in 0 s`),
+        new RegExp(
+          `Delivery ${webhookId} to ep_\\w+ \\(127.0.0.1:${receiver.port}\\) failed \\(attempt 1: HTTP 503\\); retrying in 0 s`,
+        ),
       ),
     );
     // Neither the path of a subscriber's URL (it may hold a token) nor a secret is ever logged.

@@ -54,6 +54,31 @@ export class WebhookReceiver {
     return `http://127.0.0.1:${this.port}/hooks/plants`;
   }
 
+  /** Verifies with this secret too, from now on (an endpoint's secret from the admin API, say). */
+  trust(secret: string): void {
+    this.verifiers.push(new Webhook(secret));
+  }
+
+  /** Whether a delivery received elsewhere verifies with this receiver's secrets. */
+  verifies(delivery: ReceivedDelivery): boolean {
+    return this.verifiers.some((verifier) => {
+      try {
+        verifier.verify(
+          delivery.body,
+          {
+            'webhook-id': delivery.webhookId,
+            'webhook-timestamp': delivery.timestamp,
+            'webhook-signature': delivery.signature,
+          },
+          { jsonParse: false },
+        );
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
   answerWith(answer: (delivery: ReceivedDelivery) => Answer): void {
     this.answer = answer;
   }

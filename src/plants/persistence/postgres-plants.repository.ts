@@ -183,7 +183,8 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
     if (hook === undefined) return statement(this.database.pool);
     const inserted = await this.database.transaction(async (client) => {
       const result = await statement(client);
-      if (result.rows.length > 0) await hook.created(new PostgresTransaction(this.database, client), result.rows.map(toPlant));
+      if (result.rows.length > 0)
+        await hook.created(new PostgresTransaction(this.database, client), result.rows.map(toPlant));
       return result;
     });
     if (inserted.rows.length > 0) hook.committed();

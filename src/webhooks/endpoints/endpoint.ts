@@ -41,7 +41,12 @@ export function signingSecrets(secrets: readonly SigningSecret[], nowMs: number)
 }
 
 /** `secrets` after a rotation to `next`: the current one signs `overlapMs` more, expired ones are dropped. */
-export function rotated(secrets: readonly SigningSecret[], next: string, nowMs: number, overlapMs: number): SigningSecret[] {
+export function rotated(
+  secrets: readonly SigningSecret[],
+  next: string,
+  nowMs: number,
+  overlapMs: number,
+): SigningSecret[] {
   const kept = secrets
     .map((secret, i) => (i === 0 ? { secret: secret.secret, expiresAtMs: nowMs + overlapMs } : secret))
     .filter((secret) => secret.expiresAtMs === undefined || secret.expiresAtMs > nowMs);

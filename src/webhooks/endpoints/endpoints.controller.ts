@@ -66,12 +66,15 @@ export class EndpointsController {
   @ApiCreatedResponse({
     type: EndpointWithSecretDto,
     description: 'The endpoint, with its signing secret.',
-    headers: { Location: { description: 'The endpoint\'s URL.', schema: { type: 'string' } } },
+    headers: { Location: { description: "The endpoint's URL.", schema: { type: 'string' } } },
   })
   @ApiErrorResponses({
     ...COMMON,
     ...BODY_ERRORS,
-    400: ['A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.', 'url must be an absolute http(s) URL'],
+    400: [
+      'A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.',
+      'url must be an absolute http(s) URL',
+    ],
     409: ['An endpoint with this url exists already.', 'An endpoint with this url exists already'],
   })
   async create(
@@ -91,12 +94,21 @@ export class EndpointsController {
     description: 'At most `limit` endpoints created after `after`.',
     headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
   })
-  @ApiErrorResponses({ ...COMMON, 400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'] })
-  async list(@Query() query: ListEndpointsQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<EndpointDto[]> {
+  @ApiErrorResponses({
+    ...COMMON,
+    400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'],
+  })
+  async list(
+    @Query() query: ListEndpointsQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<EndpointDto[]> {
     const page = await this.endpoints.list(query.limit + 1, query.after);
     if (page.length > query.limit) {
       page.length = query.limit;
-      void reply.header('link', `</webhooks/endpoints?limit=${query.limit}&after=${page[page.length - 1].id}>; rel="next"`);
+      void reply.header(
+        'link',
+        `</webhooks/endpoints?limit=${query.limit}&after=${page[page.length - 1].id}>; rel="next"`,
+      );
     }
     return page.map(toEndpointDto);
   }
@@ -155,7 +167,10 @@ export class EndpointsController {
   @ApiErrorResponses({
     ...COMMON,
     ...BODY_ERRORS,
-    400: ['The given secret is not whsec_ and the base64 of 24 to 64 bytes.', 'secret must be whsec_ followed by the base64 of 24 to 64 bytes'],
+    400: [
+      'The given secret is not whsec_ and the base64 of 24 to 64 bytes.',
+      'secret must be whsec_ followed by the base64 of 24 to 64 bytes',
+    ],
     404: NO_ENDPOINT,
     409: [CONFIG_OWNED, CONFIG_OWNED],
   })
@@ -173,7 +188,11 @@ export class EndpointsController {
     description: 'At most `limit` deliveries, newest first.',
     headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
   })
-  @ApiErrorResponses({ ...COMMON, 400: ['A query parameter is not valid.', 'status must be pending, succeeded or failed'], 404: NO_ENDPOINT })
+  @ApiErrorResponses({
+    ...COMMON,
+    400: ['A query parameter is not valid.', 'status must be pending, succeeded or failed'],
+    404: NO_ENDPOINT,
+  })
   async deliveries(
     @Param('id') id: string,
     @Query() query: ListDeliveriesQueryDto,
@@ -197,7 +216,10 @@ export class EndpointsController {
   @ApiEndpointId()
   @ApiDeliveryId()
   @ApiOkResponse({ type: DeliveryWithAttemptsDto, description: 'The delivery and every attempt, oldest first.' })
-  @ApiErrorResponses({ ...COMMON, 404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'] })
+  @ApiErrorResponses({
+    ...COMMON,
+    404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'],
+  })
   async delivery(@Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryWithAttemptsDto> {
     return toDeliveryWithAttemptsDto(await this.endpoints.delivery(id, deliveryId));
   }
@@ -210,7 +232,10 @@ export class EndpointsController {
   @ApiEndpointId()
   @ApiDeliveryId()
   @ApiAcceptedResponse({ type: DeliveryDto, description: 'The delivery, pending with its next attempt now.' })
-  @ApiErrorResponses({ ...COMMON, 404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'] })
+  @ApiErrorResponses({
+    ...COMMON,
+    404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'],
+  })
   async resend(@Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryDto> {
     return toDeliveryDto(await this.endpoints.resend(id, deliveryId));
   }
@@ -220,7 +245,10 @@ export class EndpointsController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ operationId: 'recoverWebhookEndpoint', summary: 'Recover failed deliveries since a time' })
   @ApiEndpointId()
-  @ApiAcceptedResponse({ type: RecoverResultDto, description: 'How many failed deliveries are pending again, due now.' })
+  @ApiAcceptedResponse({
+    type: RecoverResultDto,
+    description: 'How many failed deliveries are pending again, due now.',
+  })
   @ApiErrorResponses({
     ...COMMON,
     ...BODY_ERRORS,
@@ -238,5 +266,9 @@ function ApiEndpointId(): MethodDecorator {
 }
 
 function ApiDeliveryId(): MethodDecorator {
-  return ApiParam({ name: 'deliveryId', description: 'The delivery id: its `webhook-id` (`msg_…`).', schema: { type: 'string' } });
+  return ApiParam({
+    name: 'deliveryId',
+    description: 'The delivery id: its `webhook-id` (`msg_…`).',
+    schema: { type: 'string' },
+  });
 }

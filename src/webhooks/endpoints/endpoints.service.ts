@@ -59,7 +59,11 @@ export class EndpointsService implements OnModuleInit {
     }
   }
 
-  async create(input: { url: string; description?: string; disabled?: boolean }): Promise<Endpoint & { secret: string }> {
+  async create(input: {
+    url: string;
+    description?: string;
+    disabled?: boolean;
+  }): Promise<Endpoint & { secret: string }> {
     const url = await this.checkedUrl(input.url);
     const secret = newSecret();
     try {
@@ -106,7 +110,9 @@ export class EndpointsService implements OnModuleInit {
 
   async rotate(id: string, given?: string): Promise<string> {
     if (given !== undefined && !isSecret(given)) {
-      throw withoutStack(() => new BadRequestException('secret must be whsec_ followed by the base64 of 24 to 64 bytes'));
+      throw withoutStack(
+        () => new BadRequestException('secret must be whsec_ followed by the base64 of 24 to 64 bytes'),
+      );
     }
     await this.writable(id, 'rotated');
     const next = given ?? newSecret();

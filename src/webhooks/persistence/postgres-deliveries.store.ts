@@ -177,7 +177,10 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
       for (const { delivery, result } of results) {
         if (result.kind === 'released') continue;
         const state = endpointHealth(result);
-        health.set(delivery.endpointId, state.healthy ? { healthy: true, pauseMs: null } : { healthy: false, pauseMs: state.pauseMs });
+        health.set(
+          delivery.endpointId,
+          state.healthy ? { healthy: true, pauseMs: null } : { healthy: false, pauseMs: state.pauseMs },
+        );
       }
       const ids = [...health.keys()].sort();
       let disabled: { id: string; url: string }[] = [];
@@ -290,10 +293,12 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
       [endpointId, webhookId],
     );
     if (rowCount === 0) return undefined;
-    const delivery = await this.get(endpointId, webhookId);
-    if (delivery === undefined) return undefined;
-    const { attemptLog: _log, ...view } = delivery;
-    return view;
+    const { rows } = await this.database.query<ViewRow>(
+      'read a webhook delivery',
+      `${VIEW} WHERE d.endpoint_id = $1 AND d.message_id = $2`,
+      [endpointId, webhookId],
+    );
+    return rows[0] && toView(rows[0]);
   }
 
   async recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number> {

@@ -37,7 +37,13 @@ export class PostgresEndpointsStore extends EndpointsStore {
         this.database.pool,
         `INSERT INTO webhook_endpoints (id, url, description, source, disabled, secrets)
          VALUES ($1, $2, $3, 'api', $4, $5) RETURNING ${COLUMNS}`,
-        [endpoint.id, endpoint.url, endpoint.description, endpoint.disabled, serializeSecrets([{ secret: endpoint.secret }])],
+        [
+          endpoint.id,
+          endpoint.url,
+          endpoint.description,
+          endpoint.disabled,
+          serializeSecrets([{ secret: endpoint.secret }]),
+        ],
       );
       return toEndpoint(rows[0]);
     } catch (error) {
@@ -118,7 +124,11 @@ export class PostgresEndpointsStore extends EndpointsStore {
   async reconcile(urls: readonly string[], secrets: readonly string[], newId: () => string) {
     return this.inTransaction('reconcile the endpoints of WEBHOOK_URLS', async (client) => {
       // Instances starting together take turns.
-      await this.database.timedQuery(client, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))", []);
+      await this.database.timedQuery(
+        client,
+        "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))",
+        [],
+      );
       const { rows: known } = await this.database.timedQuery<{ id: string; url: string; source: string }>(
         client,
         'SELECT id, url, source FROM webhook_endpoints WHERE url = ANY($1) OR source = $2',
@@ -155,7 +165,8 @@ export class PostgresEndpointsStore extends EndpointsStore {
   }
 
   private translate(error: unknown, action: string, url: string | undefined): Error {
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION && url !== undefined) return new EndpointUrlTakenError(url);
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION && url !== undefined)
+      return new EndpointUrlTakenError(url);
     return this.database.translate(error, action);
   }
 }

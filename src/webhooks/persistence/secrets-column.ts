@@ -3,7 +3,9 @@ import { SigningSecret } from '../endpoints/endpoint';
 /** The `secrets` column: a JSON array of `{"secret", "expiresAt"?}`, current first. */
 export function serializeSecrets(secrets: readonly SigningSecret[]): string {
   return JSON.stringify(
-    secrets.map(({ secret, expiresAtMs }) => (expiresAtMs === undefined ? { secret } : { secret, expiresAt: expiresAtMs })),
+    secrets.map(({ secret, expiresAtMs }) =>
+      expiresAtMs === undefined ? { secret } : { secret, expiresAt: expiresAtMs },
+    ),
   );
 }
 

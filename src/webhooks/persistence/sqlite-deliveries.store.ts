@@ -111,7 +111,9 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
   async claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
     const leaseNow = leaseClock();
-    return this.run((s) => s.claim({ now: Date.now(), leaseNow, until: leaseNow + leaseMs, token, limit, endpointCap }));
+    return this.run((s) =>
+      s.claim({ now: Date.now(), leaseNow, until: leaseNow + leaseMs, token, limit, endpointCap }),
+    );
   }
 
   async record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded> {
@@ -227,7 +229,9 @@ function prepareAdmin(db: BetterSqlite3.Database) {
 }
 
 function prepareDispatch(db: BetterSqlite3.Database) {
-  const candidates = db.prepare<[number], { id: string; url: string; secrets: string; failures: bigint }>('SELECT id, url, secrets, failures FROM webhook_endpoints WHERE disabled = 0 AND (paused_until IS NULL OR paused_until <= ?)');
+  const candidates = db.prepare<[number], { id: string; url: string; secrets: string; failures: bigint }>(
+    'SELECT id, url, secrets, failures FROM webhook_endpoints WHERE disabled = 0 AND (paused_until IS NULL OR paused_until <= ?)',
+  );
   const leased = db
     .prepare<[string, number], bigint>(
       'SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ? AND locked_until > ?',
@@ -298,7 +302,10 @@ function prepareDispatch(db: BetterSqlite3.Database) {
     `UPDATE webhook_endpoints SET failures = failures + 1, failing_since = coalesce(failing_since, @now),
        paused_until = @pausedUntil WHERE id = @id`,
   );
-  const disable = db.prepare<[{ id: string; now: number; cutoff: number; reason: string }], { id: string; url: string }>(
+  const disable = db.prepare<
+    [{ id: string; now: number; cutoff: number; reason: string }],
+    { id: string; url: string }
+  >(
     `UPDATE webhook_endpoints SET disabled = 1, disabled_reason = @reason, updated_at = @now
      WHERE id = @id AND disabled = 0 AND failing_since IS NOT NULL AND failing_since <= @cutoff
      RETURNING id, url`,
@@ -400,6 +407,13 @@ function toView(row: ViewRow): DeliveryView {
     ...(row.status === 'pending' ? { nextAttemptAtMs: Number(row.next_attempt_at) } : {}),
     ...(row.at === null
       ? {}
-      : { lastAttempt: toAttempt({ at: row.at, response_status: row.response_status, error: row.error, duration_ms: row.duration_ms! }) }),
+      : {
+          lastAttempt: toAttempt({
+            at: row.at,
+            response_status: row.response_status,
+            error: row.error,
+            duration_ms: row.duration_ms!,
+          }),
+        }),
   };
 }

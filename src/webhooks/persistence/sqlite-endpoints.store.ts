@@ -37,7 +37,8 @@ export class SqliteEndpointsStore extends EndpointsStore {
           now,
         });
       } catch (error) {
-        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new EndpointUrlTakenError(endpoint.url);
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+          throw new EndpointUrlTakenError(endpoint.url);
         throw error;
       }
       return toEndpoint(s.get.get(endpoint.id)!);
@@ -71,7 +72,8 @@ export class SqliteEndpointsStore extends EndpointsStore {
           now: Date.now(),
         });
       } catch (error) {
-        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new EndpointUrlTakenError(changes.url!);
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+          throw new EndpointUrlTakenError(changes.url!);
         throw error;
       }
       return toEndpoint(s.get.get(id)!);

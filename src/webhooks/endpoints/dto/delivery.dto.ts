@@ -162,11 +162,15 @@ export function toDeliveryDto(delivery: DeliveryView): DeliveryDto {
     status: delivery.status,
     attempts: delivery.attempts,
     createdAt: new Date(delivery.createdAtMs).toISOString(),
-    ...(delivery.nextAttemptAtMs === undefined ? {} : { nextAttemptAt: new Date(delivery.nextAttemptAtMs).toISOString() }),
+    ...(delivery.nextAttemptAtMs === undefined
+      ? {}
+      : { nextAttemptAt: new Date(delivery.nextAttemptAtMs).toISOString() }),
     ...(delivery.lastAttempt === undefined ? {} : { lastAttempt: toAttemptDto(delivery.lastAttempt) }),
   };
 }
 
-export function toDeliveryWithAttemptsDto(delivery: DeliveryView & { attemptLog: AttemptRecord[] }): DeliveryWithAttemptsDto {
+export function toDeliveryWithAttemptsDto(
+  delivery: DeliveryView & { attemptLog: AttemptRecord[] },
+): DeliveryWithAttemptsDto {
   return { ...toDeliveryDto(delivery), attemptLog: delivery.attemptLog.map(toAttemptDto) };
 }

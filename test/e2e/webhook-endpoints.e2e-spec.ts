@@ -1,0 +1,350 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request, RequestOptions } from '../support/http';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
+import { eventually } from '../support/eventually';
+import { createTestApp, TestApp } from '../support/test-app';
+import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
+
+const ADMIN = 'admin-token-0123456789abcdef';
+
+interface EndpointBody {
+  id: string;
+  url: string;
+  description: string;
+  disabled: boolean;
+  disabledReason?: string;
+  source: string;
+  secret?: string;
+  createdAt: string;
+}
+
+describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
+  let server: TestApp;
+  let schema: TestSchema | undefined;
+  const receivers: WebhookReceiver[] = [];
+
+  const start = async (env: Record<string, string> = {}) => {
+    schema = postgres ? await createTestSchema() : undefined;
+    server = await createTestApp({
+      ...(schema ? { DATABASE_URL: schema.url } : {}),
+      ADMIN_TOKENS: ADMIN,
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+      ...env,
+    });
+  };
+  const admin = (path: string, options: RequestOptions = {}) =>
+    request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${ADMIN}`, ...options });
+  const receiver = async (secrets: string[] = []) => {
+    const made = new WebhookReceiver(secrets);
+    await made.start();
+    receivers.push(made);
+    return made;
+  };
+  /** Adds an endpoint for `target`, and has the receiver verify with the secret the API gave. */
+  const subscribe = async (target: WebhookReceiver, extra: Record<string, unknown> = {}) => {
+    const { status, body } = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: target.url, ...extra },
+    });
+    expect(status).toBe(201);
+    const endpoint = body as EndpointBody;
+    target.trust(endpoint.secret!);
+    return endpoint;
+  };
+  const create = (id: number | string, name = `plant ${id}`) =>
+    request(`${server.url}/plants`, { body: `{"id":${id},"name":"${name}"}` });
+
+  afterEach(async () => {
+    for (const made of receivers.splice(0)) await made.stop();
+    await server?.destroy();
+    await schema?.drop();
+  });
+
+  it('should need the admin permission: 403 with the scope for any other valid token, 401 without one', async () => {
+    await start();
+    const refused = await request(`${server.url}/webhooks/endpoints`, { method: 'GET' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({
+      error: 403,
+      message: 'This needs the admin permission: a token of ADMIN_TOKENS, or a JWT whose scope holds webhooks:manage',
+    });
+    expect(refused.headers.get('www-authenticate')).toBe(
+      'Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage"',
+    );
+    expect((await request(`${server.url}/webhooks/endpoints`, { method: 'GET', auth: false })).status).toBe(401);
+    expect((await admin('/webhooks/endpoints')).status).toBe(200);
+    // The admin token is accepted on /plants too.
+    expect(
+      (await request(`${server.url}/plants`, { body: '{"id":1,"name":"a"}', auth: `Bearer ${ADMIN}` })).status,
+    ).toBe(200);
+  });
+
+  it('should create, list in pages, read, change and delete endpoints, with a secret of their own', async () => {
+    await start();
+    const created = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: 'http://127.0.0.1:9/a', description: 'first' },
+    });
+    expect(created.status).toBe(201);
+    const first = created.body as EndpointBody;
+    expect(first).toMatchObject({ url: 'http://127.0.0.1:9/a', description: 'first', disabled: false, source: 'api' });
+    expect(first.id).toMatch(/^ep_[0-9a-f]+$/);
+    expect(first.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(created.headers.get('location')).toBe(`/webhooks/endpoints/${first.id}`);
+    const second = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/b' } }))
+      .body as EndpointBody;
+    expect(second.secret).not.toBe(first.secret);
+    expect((await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/a' } })).status).toBe(
+      409,
+    );
+
+    const page = await admin('/webhooks/endpoints?limit=1');
+    expect((page.body as EndpointBody[]).map((e) => e.id)).toEqual([first.id]);
+    expect(page.headers.get('link')).toBe(`</webhooks/endpoints?limit=1&after=${first.id}>; rel="next"`);
+    expect(page.text).not.toContain('whsec_');
+    const next = await admin(`/webhooks/endpoints?limit=1&after=${first.id}`);
+    expect((next.body as EndpointBody[]).map((e) => e.id)).toEqual([second.id]);
+    expect(next.headers.get('link')).toBeNull();
+
+    expect((await admin(`/webhooks/endpoints/${first.id}/secret`)).body).toEqual({ secret: first.secret });
+    const changed = await admin(`/webhooks/endpoints/${first.id}`, {
+      method: 'PATCH',
+      body: { description: 'renamed', disabled: true },
+    });
+    expect(changed.body).toMatchObject({ id: first.id, description: 'renamed', disabled: true });
+    expect((await admin(`/webhooks/endpoints/${first.id}`)).body).toMatchObject({ description: 'renamed' });
+    expect((await admin(`/webhooks/endpoints/${first.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await admin(`/webhooks/endpoints/${first.id}`)).status).toBe(404);
+    expect((await admin(`/webhooks/endpoints/${first.id}`, { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it.each([
+    [{ url: 'ftp://127.0.0.1/x' }, 'url must be an absolute http(s) URL'],
+    [
+      { url: 'http://user:pw@127.0.0.1/x' },
+      'url must not hold credentials (user:password@); receivers verify the signature instead',
+    ],
+    [{ url: 'http://127.0.0.1/x#frag' }, 'url must not have a fragment (#…)'],
+    [
+      { url: `http://127.0.0.1/${'x'.repeat(2048)}`, description: 'a URL of 2,066 characters' },
+      'url must be at most 2048 characters',
+    ],
+    [{ url: 'http://169.254.169.254/latest/meta-data' }, 'url must not point into WEBHOOK_BLOCKED_NETWORKS'],
+    [{ url: 'http://[fe80::1]/x' }, 'url must not point into WEBHOOK_BLOCKED_NETWORKS'],
+    [{}, 'url is required'],
+    [
+      { url: 'http://127.0.0.1/x', description: 5, disabled: 'no' },
+      'description must be a string; disabled must be true or false',
+    ],
+  ])('should refuse a body (%#) with a 400 naming the field: %p', async (body, message) => {
+    await start();
+    const { status, body: answer } = await admin('/webhooks/endpoints', { method: 'POST', body });
+    expect({ status, answer }).toEqual({ status: 400, answer: { error: 400, message } });
+  });
+
+  it('should refuse a name that resolves into WEBHOOK_BLOCKED_NETWORKS when saved, and at send time', async () => {
+    const target = await receiver();
+    await start({
+      WEBHOOK_BLOCKED_NETWORKS: '127.0.0.0/8,::1/128',
+      // Declared in configuration (not checked when saved): the send's connection is refused.
+      WEBHOOK_URLS: `http://localhost:${target.port}/hooks/plants`,
+      WEBHOOK_SECRET: makeSecret(),
+      WEBHOOK_RETRY_SCHEDULE: '50ms',
+    });
+    const saved = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: `http://localhost:${target.port}/x` },
+    });
+    expect(saved).toMatchObject({
+      status: 400,
+      body: { message: 'url must not resolve into WEBHOOK_BLOCKED_NETWORKS (localhost does)' },
+    });
+    await create(1);
+    const [configured] = (await admin('/webhooks/endpoints')).body as EndpointBody[];
+    await eventually(async () => {
+      const log = (await admin(`/webhooks/endpoints/${configured.id}/deliveries?status=failed`)).body as unknown[];
+      return log.length === 1;
+    });
+    const [delivery] = (await admin(`/webhooks/endpoints/${configured.id}/deliveries`)).body as {
+      lastAttempt: { error: string };
+    }[];
+    expect(delivery.lastAttempt.error).toBe('localhost is in WEBHOOK_BLOCKED_NETWORKS; not connecting');
+    expect(target.received).toHaveLength(0);
+  });
+
+  it('should keep endpoints of WEBHOOK_URLS read-only (409), and give their deliveries a log, resend and recover', async () => {
+    const secret = makeSecret();
+    const target = await receiver([secret]);
+    target.answerWith(() => 503);
+    await start({ WEBHOOK_URLS: target.url, WEBHOOK_SECRET: secret, WEBHOOK_RETRY_SCHEDULE: '50ms' });
+    const [configured] = (await admin('/webhooks/endpoints')).body as EndpointBody[];
+    expect(configured).toMatchObject({ url: target.url, source: 'config' });
+    for (const [method, path, body] of [
+      ['PATCH', '', { description: 'x' }],
+      ['DELETE', '', undefined],
+      ['POST', '/secret/rotate', {}],
+    ] as const) {
+      const answer = await admin(`/webhooks/endpoints/${configured.id}${path}`, { method, body });
+      expect(answer.status).toBe(409);
+      expect((answer.body as { message: string }).message).toContain('WEBHOOK_URLS');
+    }
+    expect((await create('9223372036854775807', 'max')).status).toBe(200);
+    const log = `/webhooks/endpoints/${configured.id}/deliveries`;
+    await eventually(async () => ((await admin(`${log}?status=failed`)).body as unknown[]).length === 1);
+    const [failed] = (await admin(log)).body as { id: string }[];
+    const detail = await admin(`${log}/${failed.id}`);
+    // The payload keeps its exact int64.
+    expect(detail.text).toContain('"payload":{"id":9223372036854775807,"name":"max"}');
+    expect(detail.body).toMatchObject({
+      id: failed.id,
+      endpointId: configured.id,
+      eventType: 'plant.created',
+      status: 'failed',
+      attempts: 2,
+      lastAttempt: { responseStatus: 503 },
+      attemptLog: [{ responseStatus: 503 }, { responseStatus: 503 }],
+    });
+    // The receiver is back: resend the one delivery, same webhook-id.
+    target.answerWith(() => 200);
+    const resent = await admin(`${log}/${failed.id}/resend`, { method: 'POST' });
+    expect(resent.status).toBe(202);
+    expect(resent.body).toMatchObject({ id: failed.id, status: 'pending' });
+    await eventually(
+      async () => ((await admin(`${log}/${failed.id}`)).body as { status: string }).status === 'succeeded',
+    );
+    expect(target.accepted().map((got) => got.webhookId)).toEqual([failed.id]);
+    expect((await admin(`${log}/msg_none/resend`, { method: 'POST' })).status).toBe(404);
+    expect((await admin(`/webhooks/endpoints/ep_none/deliveries`)).status).toBe(404);
+    expect((await admin(`${log}?status=lost`)).status).toBe(400);
+    // Recover: a second failure, then everything failed since a minute ago is queued again.
+    target.answerWith(() => 503);
+    await create(2);
+    await eventually(async () => ((await admin(`${log}?status=failed`)).body as unknown[]).length === 1);
+    target.answerWith(() => 200);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const recovered = await admin(`/webhooks/endpoints/${configured.id}/recover`, { method: 'POST', body: { since } });
+    expect(recovered).toMatchObject({ status: 202, body: { queued: 1 } });
+    await eventually(async () => ((await admin(`${log}?status=succeeded`)).body as unknown[]).length === 2);
+    expect(
+      (await admin(`/webhooks/endpoints/${configured.id}/recover`, { method: 'POST', body: { since: 'yesterday' } }))
+        .status,
+    ).toBe(400);
+  });
+
+  it('should sign each endpoint with its own secret only, and both secrets during a rotation overlap', async () => {
+    const a = await receiver();
+    const b = await receiver();
+    await start({ WEBHOOK_SECRET_OVERLAP: '1h' });
+    const endpointA = await subscribe(a);
+    await subscribe(b);
+    await create(1);
+    await a.waitFor(() => a.received.length === 1 && b.received.length === 1);
+    expect(a.received[0].verifiedBy).toEqual([0]);
+    expect(b.received[0].verifiedBy).toEqual([0]);
+    expect(a.received[0].webhookId).toBe(b.received[0].webhookId);
+    // A receiver that knows only the other endpoint's secret verifies nothing.
+    const crossed = new WebhookReceiver([endpointA.secret!]);
+    expect(crossed.verifies(b.received[0])).toBe(false);
+
+    const rotated = await admin(`/webhooks/endpoints/${endpointA.id}/secret/rotate`, { method: 'POST', body: {} });
+    expect(rotated.status).toBe(200);
+    const { secret: next } = rotated.body as { secret: string };
+    expect(next).not.toBe(endpointA.secret);
+    expect((await admin(`/webhooks/endpoints/${endpointA.id}/secret`)).body).toEqual({ secret: next });
+    a.trust(next);
+    await create(2);
+    await a.waitFor(() => a.received.length === 2);
+    expect(a.received[1].verifiedBy).toEqual([0, 1]); // old and new
+    expect(a.received[1].signature.split(' ')).toHaveLength(2);
+    const given = makeSecret();
+    expect(
+      (await admin(`/webhooks/endpoints/${endpointA.id}/secret/rotate`, { method: 'POST', body: { secret: 'nope' } }))
+        .status,
+    ).toBe(400);
+    expect(
+      (await admin(`/webhooks/endpoints/${endpointA.id}/secret/rotate`, { method: 'POST', body: { secret: given } }))
+        .body,
+    ).toEqual({ secret: given });
+  });
+
+  it('should send nothing more to a disabled or deleted endpoint, even what was queued for it', async () => {
+    const hanging = await receiver();
+    hanging.answerWith(() => 503);
+    await start({ WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms' });
+    const endpoint = await subscribe(hanging);
+    await create(1);
+    await hanging.waitFor(() => hanging.received.length === 1);
+    await admin(`/webhooks/endpoints/${endpoint.id}`, { method: 'PATCH', body: { disabled: true } });
+    await create(2); // committed while disabled: no delivery
+    await sleep(1200);
+    expect(hanging.received).toHaveLength(1);
+    const log = (await admin(`/webhooks/endpoints/${endpoint.id}/deliveries`)).body as unknown[];
+    expect(log).toHaveLength(1);
+    await admin(`/webhooks/endpoints/${endpoint.id}`, { method: 'DELETE' });
+    expect(hanging.received).toHaveLength(1);
+  });
+
+  it('should disable an endpoint that keeps failing for WEBHOOK_DISABLE_AFTER, loudly, and bring its events back after PATCH and recover', async () => {
+    const dead = await receiver();
+    dead.answerWith(() => 500);
+    await start({
+      WEBHOOK_DISABLE_AFTER: '1s',
+      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms',
+    });
+    const endpoint = await subscribe(dead);
+    await create(1);
+    await create(2);
+    await eventually(
+      async () => ((await admin(`/webhooks/endpoints/${endpoint.id}`)).body as EndpointBody).disabled,
+      10_000,
+    );
+    const disabled = (await admin(`/webhooks/endpoints/${endpoint.id}`)).body as EndpointBody;
+    expect(disabled.disabledReason).toBe(
+      'No successful delivery for 1s while deliveries kept failing (WEBHOOK_DISABLE_AFTER)',
+    );
+    expect(server.logs).toContainEqual(
+      expect.stringContaining(`Disabled webhook endpoint ${endpoint.id} (127.0.0.1:${dead.port})`),
+    );
+    const metrics = (await request(`${server.url}/metrics`, { method: 'GET' })).text;
+    expect(metrics).toMatch(/^plant_store_webhook_endpoints_disabled_total 1$/m);
+    const log = `/webhooks/endpoints/${endpoint.id}/deliveries`;
+    expect(((await admin(`${log}?status=failed`)).body as unknown[]).length).toBe(2);
+    dead.answerWith(() => 200);
+    const enabled = await admin(`/webhooks/endpoints/${endpoint.id}`, { method: 'PATCH', body: { disabled: false } });
+    expect(enabled.body).not.toHaveProperty('disabledReason');
+    const since = new Date(Date.now() - 60_000).toISOString();
+    expect(
+      (await admin(`/webhooks/endpoints/${endpoint.id}/recover`, { method: 'POST', body: { since } })).body,
+    ).toEqual({
+      queued: 2,
+    });
+    await dead.waitFor(() => dead.accepted().length === 2);
+    expect(new Set(dead.accepted().map((got) => got.body))).toEqual(
+      new Set(['{"id":1,"name":"plant 1"}', '{"id":2,"name":"plant 2"}']),
+    );
+  });
+
+  it('should let a healthy endpoint hear of each create within about a second while another endpoint hangs (20 creates/s for 5 s)', async () => {
+    const hanging = await receiver();
+    hanging.answerWith(() => 'hang');
+    const healthy = await receiver();
+    await start({ WEBHOOK_TIMEOUT_MS: '15000', WEBHOOK_RETRY_SCHEDULE: '5s', WEBHOOK_POLL_INTERVAL_MS: '1000' });
+    await subscribe(hanging);
+    await subscribe(healthy);
+    const createdAt = new Map<string, number>();
+    for (let i = 1; i <= 100; i++) {
+      const sent = Date.now();
+      expect((await create(i)).status).toBe(200);
+      createdAt.set(`{"id":${i},"name":"plant ${i}"}`, sent);
+      await sleep(Math.max(0, sent + 50 - Date.now()));
+    }
+    await healthy.waitFor(() => healthy.received.length === 100, 20_000);
+    const latencies = healthy.received.map((got) => got.receivedAt - createdAt.get(got.body)!).sort((x, y) => x - y);
+    // p99 within about a second, as when it is alone (generous for a loaded 2-core machine).
+    expect(latencies[98]).toBeLessThan(1500);
+    // The hanging endpoint holds at most its cap (one probe once it is failing).
+    expect(hanging.received.length).toBeLessThanOrEqual(8);
+  });
+});
