@@ -7,6 +7,17 @@ import { createTestApp, TestApp } from '../support/test-app';
 
 type Doc = Record<string, any>;
 
+const WEBHOOK_PATHS = [
+  '/webhooks/endpoints',
+  '/webhooks/endpoints/{id}',
+  '/webhooks/endpoints/{id}/secret',
+  '/webhooks/endpoints/{id}/secret/rotate',
+  '/webhooks/endpoints/{id}/deliveries',
+  '/webhooks/endpoints/{id}/deliveries/{deliveryId}',
+  '/webhooks/endpoints/{id}/deliveries/{deliveryId}/resend',
+  '/webhooks/endpoints/{id}/recover',
+];
+
 describe('OpenAPI document (e2e)', () => {
   let server: TestApp;
   let served: Doc;
@@ -37,7 +48,13 @@ describe('OpenAPI document (e2e)', () => {
       expect(served.info).toMatchObject({ title: 'Plant Store', version: '1.0.0' });
       expect(served.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
       expect(served.security).toEqual([{ bearer: [] }]);
-      expect(Object.keys(served.paths)).toEqual(['/plants', '/plants/{id}', '/health/live', '/health/ready']);
+      expect(Object.keys(served.paths)).toEqual([
+        ...WEBHOOK_PATHS,
+        '/plants',
+        '/plants/{id}',
+        '/health/live',
+        '/health/ready',
+      ]);
       expect(served.paths['/health/live'].get.security).toEqual([]);
       expect(served.paths['/health/ready'].get.security).toEqual([]);
     });
@@ -166,6 +183,17 @@ describe('OpenAPI document (e2e)', () => {
       );
       const declaring = (status: string) => operations.filter(({ operation }) => operation.responses[status]);
       expect(declaring('401').map(({ at }) => at)).toEqual([
+        'post /webhooks/endpoints',
+        'get /webhooks/endpoints',
+        'get /webhooks/endpoints/{id}',
+        'patch /webhooks/endpoints/{id}',
+        'delete /webhooks/endpoints/{id}',
+        'get /webhooks/endpoints/{id}/secret',
+        'post /webhooks/endpoints/{id}/secret/rotate',
+        'get /webhooks/endpoints/{id}/deliveries',
+        'get /webhooks/endpoints/{id}/deliveries/{deliveryId}',
+        'post /webhooks/endpoints/{id}/deliveries/{deliveryId}/resend',
+        'post /webhooks/endpoints/{id}/recover',
         'post /plants',
         'get /plants',
         'get /plants/{id}',
@@ -174,7 +202,17 @@ describe('OpenAPI document (e2e)', () => {
       for (const { operation } of declaring('401')) {
         expect(operation.responses['401'].headers['WWW-Authenticate'].schema.type).toBe('string');
       }
-      expect(declaring('429')).toHaveLength(4);
+      expect(declaring('429')).toHaveLength(15);
+      // Every admin route declares the 403 with its challenge, under the webhooks tag.
+      const admin = operations.filter(({ at }) => at.includes('/webhooks/'));
+      for (const { operation } of admin) {
+        expect(operation.tags).toEqual(['webhooks']);
+        expect(operation.responses['403'].headers['WWW-Authenticate'].schema.example).toContain('insufficient_scope');
+      }
+      expect(served.components.schemas.Endpoint.required).toEqual(
+        expect.arrayContaining(['id', 'url', 'description', 'disabled', 'source', 'createdAt', 'updatedAt']),
+      );
+      expect(served.components.schemas.Delivery.properties.payload).toBeDefined();
       for (const { operation } of declaring('429')) {
         expect(operation.responses['429'].headers['Retry-After'].schema.type).toBe('integer');
       }
@@ -199,8 +237,8 @@ describe('OpenAPI document (e2e)', () => {
         ['header', 'webhook-signature', true],
       ]);
       expect(Object.keys(post.responses)).toEqual(['200', '410']);
-      // Nothing about it is a route of the service.
-      expect(Object.keys(served.paths).filter((path) => path.includes('hook'))).toEqual([]);
+      // The webhook itself is not a route of the service; only the admin API of its endpoints is.
+      expect(Object.keys(served.paths).filter((path) => path.includes('hook'))).toEqual(WEBHOOK_PATHS);
     });
 
     it('should declare the health bodies: HealthCheck on 200, Error on 503', () => {
