@@ -152,6 +152,10 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let failure: Error | undefined;
+    // A connection that breaks while checked out emits 'error' (the pool listens only to idle ones);
+    // unheard, that would end the process. The statement in flight fails with it anyway.
+    const onError = (error: Error) => (failure ??= error);
+    client.on('error', onError);
     try {
       await this.timedQuery(client, 'BEGIN', []);
       const result = await work(client);
@@ -161,6 +165,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       failure = error as Error;
       throw error;
     } finally {
+      client.off('error', onError);
       client.release(failure);
     }
   }
