@@ -9,6 +9,7 @@ import { ServiceProcess, startService } from '../support/service-process';
 import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const TOKEN = 'webhook-process-token';
+const ADMIN = 'webhook-process-admin-token';
 const SHUTDOWN_TIMEOUT_MS = 4000;
 const create = (service: ServiceProcess, id: bigint) =>
   request(`${service.url}/plants`, { body: `{"id":${id},"name":"plant ${id}"}`, auth: `Bearer ${TOKEN}` });
@@ -189,6 +190,7 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
       DATABASE_URL: schema.url,
       AUTH_TOKENS: TOKEN,
       DATABASE_POOL_MAX: '5',
+      ADMIN_TOKENS: ADMIN,
       WEBHOOK_URLS: receiver.url,
       WEBHOOK_SECRET: secret,
       WEBHOOK_POLL_INTERVAL_MS: '100',
@@ -221,5 +223,40 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
       ).rows[0].n;
     await eventually(async () => (await delivered()) === ids.length);
     expect(await delivered()).toBe(ids.length);
+  });
+
+  it('should send a resend or a recover once, whichever instance takes the request and whichever claims it', async () => {
+    const admin = (instance: ServiceProcess, path: string, body?: unknown) =>
+      request(`${instance.url}${path}`, { method: body === undefined ? 'GET' : 'POST', body, auth: `Bearer ${ADMIN}` });
+    const [endpoint] = (await admin(instances[0], '/webhooks/endpoints')).body as { id: string }[];
+    const log = `/webhooks/endpoints/${endpoint.id}/deliveries`;
+    // 20 events the receiver refuses with 410 (failed at once), in a range of their own.
+    receiver.answerWith((got) => (/"id":10\d\d,/.test(got.body) ? 410 : { status: 200, delayMs: 5 }));
+    const refused = Array.from({ length: 20 }, (_, i) => 1000n + BigInt(i));
+    for (const id of refused) expect((await create(instances[Number(id % 2n)], id)).status).toBe(200);
+    const failed = async () => (await admin(instances[1], `${log}?status=failed&limit=100`)).body as { id: string }[];
+    await eventually(async () => (await failed()).length === 20, 15000);
+    const refusedIds = (await failed()).map((delivery) => delivery.id);
+    receiver.answerWith(() => ({ status: 200, delayMs: 5 }));
+    const before = receiver.received.length;
+
+    // Recover through one instance; both instances poll the outbox.
+    const since = new Date(Date.now() - 600_000).toISOString();
+    expect((await admin(instances[0], `/webhooks/endpoints/${endpoint.id}/recover`, { since })).body).toEqual({
+      queued: 20,
+    });
+    await eventually(async () => (await failed()).length === 0, 15000);
+    await eventually(() => receiver.received.length === before + 20, 15000);
+    // Resend five of them again, each through the other instance than the last.
+    for (const [i, id] of refusedIds.slice(0, 5).entries()) {
+      expect((await admin(instances[i % 2], `${log}/${id}/resend`, {})).status).toBe(202);
+    }
+    await eventually(() => receiver.received.length === before + 25, 15000);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a second send, if there were one
+    expect(receiver.received.length).toBe(before + 25);
+    expect(receiver.overlaps).toEqual([]);
+    const accepted = new Map<string, number>();
+    for (const got of receiver.accepted()) accepted.set(got.webhookId, (accepted.get(got.webhookId) ?? 0) + 1);
+    expect(refusedIds.map((id) => accepted.get(id))).toEqual(refusedIds.map((_, i) => (i < 5 ? 2 : 1)));
   });
 });
