@@ -44,10 +44,12 @@ async function deadUrl() {
   return `http://127.0.0.1:${port}/hook`;
 }
 
-async function measureCreates(helpers, webhookUrl, receiver) {
+/** Creates at full load with `webhookUrls` as the endpoints; `receivers` are the healthy ones among them, whose deliveries are awaited. */
+async function measureCreates(helpers, webhookUrls = [], receivers = []) {
   const { start, stop, freshStore, duration, connections, token } = helpers;
   const store = await freshStore(helpers.store);
-  const env = webhookUrl ? { ...store.env, WEBHOOK_URLS: webhookUrl, WEBHOOK_SECRET: SECRET } : store.env;
+  const env =
+    webhookUrls.length > 0 ? { ...store.env, WEBHOOK_URLS: webhookUrls.join(','), WEBHOOK_SECRET: SECRET } : store.env;
   const server = await start('service', env);
   // When the 200 of each create reached the client: the commit was just before it.
   const answeredAt = new Map();
@@ -79,30 +81,31 @@ async function measureCreates(helpers, webhookUrl, receiver) {
     let drainMs;
     let delivered = 0;
     let latencies = [];
-    if (receiver) {
-      // Every create of the warm-up and the run was a 200; wait until each event has arrived.
+    if (receivers.length > 0) {
+      // Every create of the warm-up and the run was a 200; wait until each event has arrived at every receiver.
       const stopped = performance.now();
       const expected = nextId - 1;
       let distinct = 0;
-      while ((distinct = await receiver.distinct()) < expected && performance.now() - stopped < 60000) {
+      const least = async () => Math.min(...(await Promise.all(receivers.map((receiver) => receiver.distinct()))));
+      while ((distinct = await least()) < expected && performance.now() - stopped < 60000) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       drainMs = performance.now() - stopped;
       if (distinct < expected) throw new Error(`only ${distinct} of ${expected} events arrived`);
-      const receivedAt = await receiver.receivedAt();
+      const receivedAt = await receivers[0].receivedAt();
       // Negative when the event reached the receiver before the 200 reached the client.
       // Only the creates whose answer autocannon reported (it reuses a connection's context, so a few are not).
       latencies = [...receivedAt]
         .filter(([id]) => answeredAt.has(id))
         .map(([id, at]) => at - answeredAt.get(id))
         .sort((a, b) => a - b);
-      delivered = receivedAt.size;
+      delivered = receivedAt.size * receivers.length;
     }
     return {
       rps: result.requests.average,
       p99: result.latency.p99,
       created,
-      ...(receiver
+      ...(receivers.length > 0
         ? {
             deliveredPerSecond: delivered / (duration + 1 + drainMs / 1000),
             latencyP50Ms: percentile(latencies, 50),
@@ -171,14 +174,22 @@ async function runWebhookBench(helpers) {
   for (let round = 1; round <= helpers.rounds; round++) {
     const off = await measureCreates(helpers);
     const receiver = await startReceiver();
-    const healthy = await measureCreates(helpers, receiver.url, receiver);
+    const healthy = await measureCreates(helpers, [receiver.url], [receiver]);
     await receiver.close();
-    const dead = await measureCreates(helpers, await deadUrl());
+    const pair = [await startReceiver(), await startReceiver()];
+    const two = await measureCreates(
+      helpers,
+      pair.map((r) => r.url),
+      pair,
+    );
+    for (const r of pair) await r.close();
+    const dead = await measureCreates(helpers, [await deadUrl()]);
     const steady = await measureSteady(helpers);
-    rounds.push({ off, healthy, dead, steady });
+    rounds.push({ off, healthy, two, dead, steady });
     console.log(
       `webhook (${helpers.store}) round ${round}: creates off ${off.rps.toFixed(0)}, healthy ${healthy.rps.toFixed(0)}, dead ${dead.rps.toFixed(0)} req/s; ` +
-        `answer-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms`,
+        `answer-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms; ` +
+        `two endpoints: creates ${two.rps.toFixed(0)} req/s, delivered ${two.deliveredPerSecond.toFixed(0)} events/s, drained in ${two.drainMs.toFixed(0)} ms`,
     );
   }
   const pick = (f) => helpers.median(rounds.map(f));
@@ -195,6 +206,11 @@ async function runWebhookBench(helpers) {
     answerToReceiptP50Ms: pick((r) => r.healthy.latencyP50Ms),
     answerToReceiptP99Ms: pick((r) => r.healthy.latencyP99Ms),
     drainMs: pick((r) => r.healthy.drainMs),
+    createsTwoEndpointsRps: pick((r) => r.two.rps),
+    twoEndpointsDeliveredPerSecond: pick((r) => r.two.deliveredPerSecond),
+    twoEndpointsDeliveredOverCreated: pick((r) => r.two.deliveredPerSecond / (2 * r.two.rps)),
+    twoEndpointsDrainMs: pick((r) => r.two.drainMs),
+    twoEndpointsAnswerToReceiptP99Ms: pick((r) => r.two.latencyP99Ms),
     steadyRate: STEADY_RATE,
     steadySendToReceiptP50Ms: pick((r) => r.steady.latencyP50Ms),
     steadySendToReceiptP99Ms: pick((r) => r.steady.latencyP99Ms),
@@ -206,11 +222,19 @@ async function runWebhookBench(helpers) {
     `| on, healthy receiver | ${summary.createsHealthyRps.toFixed(0)} | ${summary.healthyOverOff.toFixed(2)} | ${summary.p99HealthyMs} |`,
   );
   console.log(
+    `| on, two healthy endpoints | ${summary.createsTwoEndpointsRps.toFixed(0)} | ${(summary.createsTwoEndpointsRps / summary.createsOffRps).toFixed(2)} | – |`,
+  );
+  console.log(
     `| on, dead subscriber | ${summary.createsDeadRps.toFixed(0)} | ${summary.deadOverOff.toFixed(2)} | ${summary.p99DeadMs} |`,
   );
   console.log(
     `Delivered ${summary.deliveredPerSecond.toFixed(0)} events/s; 200 received to event received p50 ${summary.answerToReceiptP50Ms.toFixed(1)} ms, ` +
       `p99 ${summary.answerToReceiptP99Ms.toFixed(1)} ms; backlog drained ${summary.drainMs.toFixed(0)} ms after the load stopped`,
+  );
+  console.log(
+    `Two healthy endpoints: ${summary.createsTwoEndpointsRps.toFixed(0)} creates/s, ${summary.twoEndpointsDeliveredPerSecond.toFixed(0)} deliveries/s ` +
+      `(${summary.twoEndpointsDeliveredOverCreated.toFixed(2)} of 2 per create per second, load and drain included), ` +
+      `answer-to-receipt p99 ${summary.twoEndpointsAnswerToReceiptP99Ms.toFixed(1)} ms; backlog drained ${summary.twoEndpointsDrainMs.toFixed(0)} ms after the load stopped`,
   );
   console.log(
     `At a steady ${STEADY_RATE} creates/s: 200 received to event received p50 ${summary.steadySendToReceiptP50Ms.toFixed(1)} ms, ` +

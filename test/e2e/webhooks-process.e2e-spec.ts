@@ -65,7 +65,7 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
     service = await startService(env());
     const ids = Array.from({ length: 20 }, (_, i) => 2n ** 62n + BigInt(i));
     for (const id of ids) expect((await create(service, id)).status).toBe(200);
-    // As many as one endpoint may have in flight (WEBHOOK_ENDPOINT_CONCURRENCY, 8 by default).
+    // Several in flight at once (up to WEBHOOK_ENDPOINT_CONCURRENCY, 16 by default).
     await receiver.waitFor(() => receiver.received.length >= 8);
     const inFlight = receiver.ids();
     expect(await service.stop('SIGKILL')).toBeNull();
