@@ -1,3 +1,5 @@
+// First: tracing, when on, must patch http, pg, undici and Fastify before anything loads them.
+import { shutdownTracing } from './tracing';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -59,7 +61,11 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
         process.exit(1);
       }, timeoutMs).unref();
       shutDownGracefully(app, timeoutMs).then(
-        () => {
+        async () => {
+          // The last spans (the shutdown's own sends among them) leave before the exit.
+          await shutdownTracing().catch((error: unknown) =>
+            logger.warn(`Could not flush the last traces: ${(error as Error).message}`),
+          );
           logger.log('Shutdown complete');
           // Exit once the log is written and nothing else holds the process; at the latest in 100 ms.
           setTimeout(() => process.exit(0), 100).unref();

@@ -3,6 +3,7 @@ import { Transaction } from '../database/transaction';
 import { PlantEvents } from '../plants/plant-events';
 import { Plant } from '../plants/plant';
 import { newPlantPayload } from './new-plant.payload';
+import { traceCarrierOf } from '../platform/trace-context';
 import { NewMessage } from './persistence/deliveries.store';
 import { insertMessagesPostgres } from './persistence/postgres-deliveries.store';
 import { insertMessagesSqlite } from './persistence/sqlite-deliveries.store';
@@ -27,6 +28,8 @@ export class OutboxWriter extends PlantEvents {
       id: `msg_${randomUUID().replaceAll('-', '')}`,
       eventType: PLANT_CREATED,
       payload: newPlantPayload(plant),
+      // The committing request's trace, so the delivery joins it on whichever instance sends it.
+      traceContext: traceCarrierOf(plant),
     }));
     if (transaction instanceof SqliteTransaction) return insertMessagesSqlite(transaction.connection, messages);
     if (transaction instanceof PostgresTransaction) {

@@ -2,7 +2,9 @@ import { setMaxListeners } from 'node:events';
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hostOf } from '../logging/host-of';
+import { contextFromCarrier, inSpan } from '../platform/trace-context';
 import { attemptResult } from './dispatch-policy';
 import { ClaimedDelivery, DeliveriesStore, RecordedResult } from './persistence/deliveries.store';
 import { WebhookMetrics } from './webhook.metrics';
@@ -151,7 +153,27 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const host = hostOf(delivery.url);
-    const attempt = await this.sender.send(delivery, this.stopped.signal);
+    // A child of the request that committed the event, on whichever instance sends it: one trace from
+    // the create to each attempt (the undici span inside it puts `traceparent` on the request).
+    const attempt = await inSpan(
+      'webhook deliver',
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.message.id': delivery.webhookId,
+          'plant_store.webhook.endpoint_id': delivery.endpointId,
+          'plant_store.webhook.attempt': delivery.attempts + 1,
+        },
+      },
+      contextFromCarrier(delivery.traceContext),
+      async (span) => {
+        const sent = await this.sender.send(delivery, this.stopped.signal);
+        span.setAttribute('plant_store.webhook.outcome', sent.outcome);
+        if (sent.status !== undefined) span.setAttribute('http.response.status_code', sent.status);
+        if (sent.outcome !== '2xx') span.setStatus({ code: SpanStatusCode.ERROR, message: sent.detail });
+        return sent;
+      },
+    );
     this.metrics.counted(attempt.outcome);
     const result = attemptResult(attempt, delivery.attempts, delivery.endpointFailures, this.config.retryScheduleMs);
     const to = `${delivery.webhookId} to ${delivery.endpointId} (${host})`;

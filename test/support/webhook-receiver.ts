@@ -22,6 +22,8 @@ export interface ReceivedDelivery {
   /** 1 for the first request with this webhook-id, 2 for the next… */
   attempt: number;
   receivedAt: number;
+  /** The `traceparent` header, when the sender traces. */
+  traceparent?: string;
   /** The status it was answered with; undefined while (or if forever) it hangs. */
   answered?: number;
 }
@@ -142,6 +144,7 @@ export class WebhookReceiver {
       signature: headers['webhook-signature'],
       contentType: header('content-type'),
       userAgent: header('user-agent'),
+      traceparent: header('traceparent'),
       body,
       verifiedBy,
       attempt: this.received.filter((earlier) => earlier.webhookId === webhookId).length + 1,

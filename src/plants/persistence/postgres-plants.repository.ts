@@ -5,6 +5,7 @@ import { PostgresDatabase, PostgresTransaction } from '../../database/postgres-d
 import { TurnBatcher } from '../../database/turn-batcher';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
+import { rememberContext } from '../../platform/trace-context';
 import { PlantConflictError } from './plant-conflict.error';
 import { PlantEvents } from '../plant-events';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
@@ -85,6 +86,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
   }
 
   create(plant: Plant): Promise<CreateResult> {
+    rememberContext(plant);
     return this.creates.submit(plant);
   }
 
@@ -183,8 +185,13 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
     if (hook === undefined) return statement(this.database.pool);
     const inserted = await this.database.transaction(async (client) => {
       const result = await statement(client);
-      if (result.rows.length > 0)
-        await hook.created(new PostgresTransaction(this.database, client), result.rows.map(toPlant));
+      if (result.rows.length > 0) {
+        // The plants as they came (not rebuilt from the rows): each carries its request's trace context.
+        const byId = new Map<string, Plant>();
+        plants.forEach((plant, i) => byId.has(ids[i]) || byId.set(ids[i], plant));
+        const created = result.rows.map((row) => byId.get(row.id) ?? toPlant(row));
+        await hook.created(new PostgresTransaction(this.database, client), created);
+      }
       return result;
     });
     if (inserted.rows.length > 0) hook.committed();

@@ -6,6 +6,8 @@ import { sqliteFailure } from '../../database/sqlite-errors';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
 import { Plant, samePlant } from '../plant';
 import { PlantConflictError } from './plant-conflict.error';
+import { SpanKind, trace } from '@opentelemetry/api';
+import { contextOf, inSpan, rememberContext } from '../../platform/trace-context';
 import { PlantEvents } from '../plant-events';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 
@@ -28,6 +30,8 @@ export const SQLITE_PAGE_SQL = {
 type Write = { readonly create: Plant } | { readonly remove: bigint };
 /** A create's result, a delete's "was there a row", or the error of that write alone. */
 type WriteOutcome = CreateResult | boolean | Error;
+
+const READ_SPAN = { kind: SpanKind.CLIENT, attributes: { 'db.system': 'sqlite', 'db.operation': 'SELECT' } };
 
 /** Writes per transaction at most: bounds how long one commit holds the event loop. */
 const MAX_BATCH = 500;
@@ -59,18 +63,24 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
   }
 
   async create(plant: Plant): Promise<CreateResult> {
+    rememberContext(plant);
     return (await this.writes.submit({ create: plant })) as CreateResult;
   }
 
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
-    const rows = this.run('SQLite failed to read plants', (s) =>
-      after === undefined ? s.first.all(limit) : s.after.all(after, limit),
+    // SQLite has no instrumentation of its own: the span says what the store did.
+    const rows = inSpan('sqlite select plants', READ_SPAN, undefined, () =>
+      this.run('SQLite failed to read plants', (s) =>
+        after === undefined ? s.first.all(limit) : s.after.all(after, limit),
+      ),
     );
     return rows.map(toPlant);
   }
 
   async get(id: bigint): Promise<Plant | undefined> {
-    const row = this.run('SQLite failed to read a plant', (s) => s.select.get(id));
+    const row = inSpan('sqlite select plant', READ_SPAN, undefined, () =>
+      this.run('SQLite failed to read a plant', (s) => s.select.get(id)),
+    );
     return row === undefined ? undefined : toPlant(row);
   }
 
@@ -87,8 +97,29 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
   private async writeMany(writes: readonly Write[]): Promise<WriteOutcome[]> {
     let outcomes: WriteOutcome[];
     try {
+      // One span for the group commit, in the trace of its first create, linked to the others'.
+      const traced = writes.flatMap((write) => {
+        const remembered = 'create' in write ? contextOf(write.create) : undefined;
+        return remembered === undefined ? [] : [remembered];
+      });
       outcomes = await retryWhileBusy(() =>
-        this.run('SQLite failed to store or delete plants', (s) => s.writeBatch(writes)),
+        inSpan(
+          'sqlite group commit',
+          {
+            kind: SpanKind.CLIENT,
+            attributes: {
+              'db.system': 'sqlite',
+              'db.operation': 'transaction',
+              'plant_store.batch_size': writes.length,
+            },
+            links: traced.slice(1).flatMap((other) => {
+              const span = trace.getSpan(other);
+              return span === undefined ? [] : [{ context: span.spanContext() }];
+            }),
+          },
+          traced[0],
+          () => this.run('SQLite failed to store or delete plants', (s) => s.writeBatch(writes)),
+        ),
       );
     } catch (error) {
       const cause = (error as Error).cause;

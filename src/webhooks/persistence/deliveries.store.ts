@@ -7,6 +7,8 @@ export interface NewMessage {
   readonly eventType: string;
   /** The exact body to send (and sign). */
   readonly payload: string;
+  /** The W3C trace context of the request that committed it (JSON of `traceparent`/`tracestate`), when traced. */
+  readonly traceContext?: string;
 }
 
 /** A delivery this instance has claimed: nobody else sends it until `leaseToken` expires. */
@@ -28,6 +30,8 @@ export interface ClaimedDelivery {
   /** When the event was committed (Unix ms), for the commit-to-receipt latency. */
   readonly createdAtMs: number;
   readonly leaseToken: string;
+  /** The committing request's trace context, when it was traced: the delivery's span joins that trace. */
+  readonly traceContext?: string;
 }
 
 /** One try, as the attempt log shows it. */

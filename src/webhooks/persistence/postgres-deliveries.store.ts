@@ -25,6 +25,7 @@ interface ClaimedRow {
   secrets: string;
   failures: number;
   payload: string;
+  trace_context: string | null;
   attempts: number;
   created_at_ms: number;
 }
@@ -60,12 +61,17 @@ export async function insertMessagesPostgres(
     client,
     `WITH endpoints AS (SELECT id FROM webhook_endpoints WHERE NOT disabled),
           messages AS (
-            INSERT INTO webhook_messages (id, event_type, payload)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WHERE EXISTS (SELECT 1 FROM endpoints)
+            INSERT INTO webhook_messages (id, event_type, payload, trace_context)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WHERE EXISTS (SELECT 1 FROM endpoints)
             RETURNING id)
      INSERT INTO webhook_deliveries (message_id, endpoint_id)
      SELECT m.id, e.id FROM messages m CROSS JOIN endpoints e`,
-    [messages.map((m) => m.id), messages.map((m) => m.eventType), messages.map((m) => m.payload)],
+    [
+      messages.map((m) => m.id),
+      messages.map((m) => m.eventType),
+      messages.map((m) => m.payload),
+      messages.map((m) => m.traceContext ?? null),
+    ],
   );
 }
 
@@ -113,7 +119,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
          SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', lease_token = $3
          FROM due, webhook_endpoints e, webhook_messages m
          WHERE d.id = due.id AND e.id = d.endpoint_id AND m.id = d.message_id
-         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.failures, m.payload, d.attempts,
+         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.failures, m.payload, m.trace_context, d.attempts,
                    ${ms('d.created_at')} AS created_at_ms`,
         [limit, leaseMs, token, endpointCap],
       );
@@ -130,6 +136,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
       attempts: row.attempts,
       createdAtMs: row.created_at_ms,
       leaseToken: token,
+      ...(row.trace_context === null ? {} : { traceContext: row.trace_context }),
     }));
   }
 

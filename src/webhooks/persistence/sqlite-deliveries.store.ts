@@ -23,6 +23,7 @@ interface DueRow {
   id: bigint;
   message_id: string;
   payload: string;
+  trace_context: string | null;
   attempts: bigint;
   created_at: bigint;
   next_attempt_at: bigint;
@@ -57,8 +58,8 @@ const writers = new WeakMap<BetterSqlite3.Database, ReturnType<typeof prepareWri
 function prepareWriter(db: BetterSqlite3.Database) {
   return {
     enabled: db.prepare<[], string>('SELECT id FROM webhook_endpoints WHERE disabled = 0').pluck(),
-    message: db.prepare<[string, string, string, number]>(
-      'INSERT INTO webhook_messages (id, event_type, payload, created_at) VALUES (?, ?, ?, ?)',
+    message: db.prepare<[string, string, string, string | null, number]>(
+      'INSERT INTO webhook_messages (id, event_type, payload, trace_context, created_at) VALUES (?, ?, ?, ?, ?)',
     ),
     delivery: db.prepare<[string, string, number, number]>(
       'INSERT INTO webhook_deliveries (message_id, endpoint_id, created_at, next_attempt_at) VALUES (?, ?, ?, ?)',
@@ -80,7 +81,7 @@ export function insertMessagesSqlite(connection: BetterSqlite3.Database, message
   if (endpoints.length === 0) return;
   const now = Date.now();
   for (const message of messages) {
-    writer.message.run(message.id, message.eventType, message.payload, now);
+    writer.message.run(message.id, message.eventType, message.payload, message.traceContext ?? null, now);
     for (const endpoint of endpoints) writer.delivery.run(message.id, endpoint, now, now);
   }
 }
@@ -238,7 +239,7 @@ function prepareDispatch(db: BetterSqlite3.Database) {
     )
     .pluck();
   const due = db.prepare<[{ endpointId: string; now: number; leaseNow: number; limit: number }], DueRow>(
-    `SELECT d.id, d.message_id, m.payload, d.attempts, d.created_at, d.next_attempt_at
+    `SELECT d.id, d.message_id, m.payload, m.trace_context, d.attempts, d.created_at, d.next_attempt_at
      FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id
      WHERE d.endpoint_id = @endpointId AND d.status = 'pending' AND d.next_attempt_at <= @now
        AND (d.locked_until IS NULL OR d.locked_until <= @leaseNow)
@@ -271,6 +272,7 @@ function prepareDispatch(db: BetterSqlite3.Database) {
           attempts: Number(row.attempts),
           createdAtMs: Number(row.created_at),
           leaseToken: p.token,
+          ...(row.trace_context === null ? {} : { traceContext: row.trace_context }),
         };
       });
     },

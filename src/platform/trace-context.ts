@@ -1,0 +1,76 @@
+import {
+  Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  Span,
+  SpanOptions,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+
+/**
+ * Trace context across the group commit and the outbox. With tracing off, the API is a no-op: no
+ * span is active, so nothing is remembered and every span below is a non-recording one.
+ */
+const remembered = new WeakMap<object, Context>();
+export const tracer = trace.getTracer('plant-store');
+
+/** Remembers the caller's context for `work` (a plant on its way into a group commit), when a span is active. */
+export function rememberContext(work: object): void {
+  if (trace.getActiveSpan() !== undefined) remembered.set(work, context.active());
+}
+
+/** The context remembered for `work`, if any. */
+export function contextOf(work: object): Context | undefined {
+  return remembered.get(work);
+}
+
+/** The W3C trace context (`traceparent`, `tracestate`) of `work`'s caller as JSON, for the outbox; undefined without one. */
+export function traceCarrierOf(work: object): string | undefined {
+  const remembered = contextOf(work);
+  if (remembered === undefined) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(remembered, carrier);
+  return carrier.traceparent === undefined ? undefined : JSON.stringify(carrier);
+}
+
+/** The context a stored carrier describes (the root context when there is none). */
+export function contextFromCarrier(carrier: string | undefined | null): Context {
+  if (carrier === undefined || carrier === null) return ROOT_CONTEXT;
+  try {
+    return propagation.extract(ROOT_CONTEXT, JSON.parse(carrier) as Record<string, string>);
+  } catch {
+    return ROOT_CONTEXT;
+  }
+}
+
+/** Runs `work` in a span named `name`, child of `parent` (the active context by default), ended when it settles. */
+export function inSpan<T>(name: string, options: SpanOptions, parent: Context | undefined, work: (span: Span) => T): T {
+  const span = tracer.startSpan(name, options, parent ?? context.active());
+  let result: T;
+  try {
+    result = context.with(trace.setSpan(parent ?? context.active(), span), () => work(span));
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    throw error;
+  }
+  if (result instanceof Promise) {
+    return (result as Promise<unknown>).then(
+      (value: unknown) => {
+        span.end();
+        return value;
+      },
+      (error: unknown) => {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw error;
+      },
+    ) as T;
+  }
+  span.end();
+  return result;
+}
