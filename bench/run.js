@@ -13,6 +13,7 @@ const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
+const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
 
 const args = process.argv.slice(2);
@@ -390,6 +391,20 @@ async function main() {
       });
     }
   }
+  // What tracing costs at 100 % sampling (not in the smoke run).
+  const tracing =
+    (ONLY === undefined && !SMOKE) || ONLY === 'tracing'
+      ? await runTracingBench({
+          median,
+          start,
+          stop,
+          freshStore,
+          rounds: ROUNDS,
+          duration: DURATION,
+          connections: CONNECTIONS,
+          token: TOKEN,
+        })
+      : undefined;
   const startups = [];
   for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
 
@@ -413,6 +428,7 @@ async function main() {
     startupToFirst200Ms: median(startups),
     results,
     webhook,
+    tracing,
   };
   console.log(
     '\n| scenario | service req/s | baseline req/s | ratio | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',

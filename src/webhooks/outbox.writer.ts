@@ -23,22 +23,38 @@ export class OutboxWriter extends PlantEvents {
     super();
   }
 
+  /** Deliveries written by transactions not yet reported committed: the dispatcher is woken only for those. */
+  private wrote = false;
+
   created(transaction: Transaction, plants: readonly Plant[]): void | Promise<void> {
-    const messages: NewMessage[] = plants.map((plant) => ({
-      id: `msg_${randomUUID().replaceAll('-', '')}`,
-      eventType: PLANT_CREATED,
-      payload: newPlantPayload(plant),
-      // The committing request's trace, so the delivery joins it on whichever instance sends it.
-      traceContext: traceCarrierOf(plant),
-    }));
-    if (transaction instanceof SqliteTransaction) return insertMessagesSqlite(transaction.connection, messages);
+    const messages = (): NewMessage[] =>
+      plants.map((plant) => ({
+        id: `msg_${randomUUID().replaceAll('-', '')}`,
+        eventType: PLANT_CREATED,
+        payload: newPlantPayload(plant),
+        // The committing request's trace, so the delivery joins it on whichever instance sends it.
+        traceContext: traceCarrierOf(plant),
+      }));
+    if (transaction instanceof SqliteTransaction) {
+      if (insertMessagesSqlite(transaction.connection, messages) > 0) this.wrote = true;
+      return;
+    }
     if (transaction instanceof PostgresTransaction) {
-      return insertMessagesPostgres(transaction.database, transaction.client, messages);
+      return insertMessagesPostgres(transaction.database, transaction.client, messages()).then((written) => {
+        if (written > 0) this.wrote = true;
+      });
     }
     throw new Error(`No outbox for a ${transaction.kind} transaction`);
   }
 
+  /**
+   * Wakes the dispatcher after a commit that wrote deliveries (with no endpoint, creates cost it
+   * nothing). Two PostgreSQL transactions interleaving can leave the second one's wake out; the
+   * dispatcher's poll (WEBHOOK_POLL_INTERVAL_MS) finds it then.
+   */
   committed(): void {
+    if (!this.wrote) return;
+    this.wrote = false;
     this.wake();
   }
 }

@@ -51,13 +51,14 @@ const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 /**
  * Writes messages on `client`, inside the caller's (the plants') transaction, in one statement: each
  * one and a delivery to every endpoint enabled now; with no enabled endpoint, nothing at all.
+ * Resolves with how many deliveries it wrote.
  */
 export async function insertMessagesPostgres(
   database: PostgresDatabase,
   client: PoolClient,
   messages: readonly NewMessage[],
-): Promise<void> {
-  await database.timedQuery(
+): Promise<number> {
+  const { rowCount } = await database.timedQuery(
     client,
     `WITH endpoints AS (SELECT id FROM webhook_endpoints WHERE NOT disabled),
           messages AS (
@@ -73,6 +74,7 @@ export async function insertMessagesPostgres(
       messages.map((m) => m.traceContext ?? null),
     ],
   );
+  return rowCount ?? 0;
 }
 
 const VIEW = `SELECT d.id::text AS seq, d.message_id, d.endpoint_id, m.event_type, m.payload, d.status, d.attempts,

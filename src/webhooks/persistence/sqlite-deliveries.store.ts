@@ -69,21 +69,27 @@ function prepareWriter(db: BetterSqlite3.Database) {
 
 /**
  * Writes messages on `connection`, inside the caller's (the plants') transaction: each one, and a
- * delivery to every endpoint enabled now. With no enabled endpoint, nothing at all.
+ * delivery to every endpoint enabled now. With no enabled endpoint, nothing at all (and the messages
+ * are not even made). Returns how many deliveries it wrote.
  */
-export function insertMessagesSqlite(connection: BetterSqlite3.Database, messages: readonly NewMessage[]): void {
+export function insertMessagesSqlite(
+  connection: BetterSqlite3.Database,
+  messages: () => readonly NewMessage[],
+): number {
   let writer = writers.get(connection);
   if (writer === undefined) {
     writer = prepareWriter(connection);
     writers.set(connection, writer);
   }
   const endpoints = writer.enabled.all();
-  if (endpoints.length === 0) return;
+  if (endpoints.length === 0) return 0;
   const now = Date.now();
-  for (const message of messages) {
+  let written = 0;
+  for (const message of messages()) {
     writer.message.run(message.id, message.eventType, message.payload, message.traceContext ?? null, now);
-    for (const endpoint of endpoints) writer.delivery.run(message.id, endpoint, now, now);
+    for (const endpoint of endpoints) written += writer.delivery.run(message.id, endpoint, now, now).changes;
   }
+  return written;
 }
 
 /**
