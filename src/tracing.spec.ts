@@ -1,4 +1,4 @@
-import { tracingRequested } from './tracing';
+import { tracingRequested } from './platform/trace-context';
 
 describe('tracingRequested', () => {
   it.each([

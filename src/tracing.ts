@@ -17,13 +17,9 @@ import * as Pg from '@opentelemetry/instrumentation-pg';
 import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as SdkNode from '@opentelemetry/sdk-node';
 
-let sdk: SdkNode.NodeSDK | undefined;
+import { tracingRequested } from './platform/trace-context';
 
-export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
-  const exporter = env.OTEL_TRACES_EXPORTER;
-  if (exporter !== undefined && exporter !== '') return exporter !== 'none';
-  return (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? '') !== '';
-}
+let sdk: SdkNode.NodeSDK | undefined;
 
 function startTracing(): void {
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */

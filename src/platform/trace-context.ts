@@ -1,6 +1,7 @@
 import {
   Context,
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   Span,
@@ -14,11 +15,24 @@ import {
  * span is active, so nothing is remembered and every span below is a non-recording one.
  */
 const remembered = new WeakMap<object, Context>();
+
+/**
+ * Whether the environment asks for tracing: `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces variant),
+ * or `OTEL_TRACES_EXPORTER` other than `none`. `src/tracing.ts` starts the SDK on the same answer.
+ */
+export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
+  const exporter = env.OTEL_TRACES_EXPORTER;
+  if (exporter !== undefined && exporter !== '') return exporter !== 'none';
+  return (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? '') !== '';
+}
+
+/** Read once: with tracing off, the helpers below do nothing at all on the hot paths. */
+const TRACING = tracingRequested(process.env);
 export const tracer = trace.getTracer('plant-store');
 
 /** Remembers the caller's context for `work` (a plant on its way into a group commit), when a span is active. */
 export function rememberContext(work: object): void {
-  if (trace.getActiveSpan() !== undefined) remembered.set(work, context.active());
+  if (TRACING && trace.getActiveSpan() !== undefined) remembered.set(work, context.active());
 }
 
 /** The context remembered for `work`, if any. */
@@ -47,6 +61,7 @@ export function contextFromCarrier(carrier: string | undefined | null): Context 
 
 /** Runs `work` in a span named `name`, child of `parent` (the active context by default), ended when it settles. */
 export function inSpan<T>(name: string, options: SpanOptions, parent: Context | undefined, work: (span: Span) => T): T {
+  if (!TRACING) return work(trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
   const span = tracer.startSpan(name, options, parent ?? context.active());
   let result: T;
   try {
