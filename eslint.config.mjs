@@ -34,8 +34,8 @@ export default tseslint.config(
     },
   },
   {
-    // The benchmark is plain CommonJS run by node: checked without type information.
-    files: ['bench/**/*.js'],
+    // The benchmark and the scripts are plain CommonJS run by node: checked without type information.
+    files: ['bench/**/*.js', 'scripts/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Socket } from 'node:net';
-import { HttpException } from '@nestjs/common';
+import { HttpException, Logger } from '@nestjs/common';
 import { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { API_SECURITY_HEADERS } from '../platform/security-headers';
 import { ErrorDto } from './error.dto';
@@ -9,6 +9,12 @@ import { ErrorDto } from './error.dto';
 export const MAX_HEADER_BYTES = 16 * 1024;
 /** Fastify's limit on one path parameter; an int64 id needs 20 characters. */
 export const MAX_PARAM_LENGTH = 100;
+
+/**
+ * These answers never reach the request log (there is no request, or no route), so each gets a line
+ * here: the status, why, and what is known of the request (never a header).
+ */
+const logger = new Logger('Requests');
 
 /** Every answer here is an Error body with the API's security headers, also those written on a bare socket. */
 const ERROR_HEADERS = { ...API_SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' };
@@ -23,6 +29,9 @@ export function clientErrorHandler(requestTimeoutMs: number): (error: NodeJS.Err
   return (error, socket) => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const body = connectionErrorBody(error.code, requestTimeoutMs);
+    logger.log(
+      `Answered ${body.error} before any route, from ${socket.remoteAddress ?? 'an unknown address'}: ${body.message}`,
+    );
     if (socket.writable) {
       const json = JSON.stringify(body);
       const headers = Object.entries({
@@ -55,6 +64,7 @@ function connectionErrorBody(code: string | undefined, requestTimeoutMs: number)
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const body = frameworkErrorBody(error.code);
+  logger.log(`Request ${request.id} ${request.method} answered ${body.error} before any route: ${body.message}`);
   void reply.code(body.error).headers(ERROR_HEADERS).header('x-request-id', request.id).send(JSON.stringify(body));
 }
 

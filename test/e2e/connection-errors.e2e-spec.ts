@@ -28,6 +28,13 @@ describe('errors before Nest (e2e, raw sockets)', () => {
     // The API's security headers, even on an answer written straight to the socket.
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(answer.headers['x-frame-options']).toBe('DENY');
+    // No request reaches the request log: a line of its own says what happened (never a header).
+    expect(server.logs).toContainEqual(
+      expect.stringContaining(
+        'Answered 431 before any route, from 127.0.0.1: Request line and headers are larger than the limit of 16384 bytes',
+      ),
+    );
+    expect(server.logs.join('\n')).not.toContain('aaaa');
   });
 
   it('should answer a URL past 16 KiB with 431 too (Node counts the request line with the headers)', async () => {
@@ -59,6 +66,11 @@ describe('errors before Nest (e2e, raw sockets)', () => {
       expect(answer.headers.get('cache-control')).toBe('no-store');
       expect(answer.headers.get('x-frame-options')).toBe('DENY');
     }
+    expect(server.logs).toContainEqual(
+      expect.stringMatching(
+        /Request \S+ GET answered 414 before any route: A path parameter is longer than 100 characters/,
+      ),
+    );
     // 100 characters still reach the route, whose pipe names the problem.
     const atLimit = await request(`${server.url}/plants/${'1'.repeat(100)}`, { method: 'GET' });
     expect(atLimit.status).toBe(400);
@@ -81,6 +93,9 @@ describe('errors before Nest (e2e, raw sockets)', () => {
       closed: true,
     });
     expect((await request(`${server.url}/plants/4080`, { method: 'GET' })).status).toBe(404);
+    expect(server.logs).toContainEqual(
+      expect.stringContaining('Answered 408 before any route, from 127.0.0.1: The request was not received completely'),
+    );
   });
 
   it('should drop a body the client aborts mid-stream: nothing stored, no error logged, the service unharmed', async () => {
