@@ -1,6 +1,6 @@
 // First: tracing, when on, must patch http, pg, undici and Fastify before anything loads them.
 import { shutdownTracing } from './tracing';
-import { Logger } from '@nestjs/common';
+import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger as PinoLogger } from 'nestjs-pino';
@@ -23,7 +23,7 @@ async function bootstrap(): Promise<void> {
       bufferLogs: true,
     },
   );
-  app.useLogger(app.get(PinoLogger));
+  app.useLogger(withoutPrematureReadyLine(app.get(PinoLogger)));
   app.flushLogs();
   await configureApp(app);
   await app.listen({ port: config.port, host: config.host });
@@ -78,6 +78,25 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
     });
   }
 }
+
+/**
+ * Nest logs "Nest application successfully started" when its modules are initialised, before the
+ * port is bound: with the port taken, that line came just before the failure. The start-up summary,
+ * logged once listening, is the real "started" line; this one is left out.
+ */
+function withoutPrematureReadyLine(logger: LoggerService): LoggerService {
+  return new Proxy(logger, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (property !== 'log' || typeof value !== 'function') return value;
+      return (message: unknown, ...rest: unknown[]) => {
+        if (message === NEST_READY_LINE) return;
+        (value as (...args: unknown[]) => void).call(target, message, ...rest);
+      };
+    },
+  });
+}
+const NEST_READY_LINE = 'Nest application successfully started';
 
 /** What to do when the port is taken, or undefined for any other error. */
 function addressInUse(error: unknown): string | undefined {

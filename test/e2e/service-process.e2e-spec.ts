@@ -215,9 +215,11 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
       const { port } = holder.address() as AddressInfo;
       try {
-        const { code, stderr } = await runUntilExit(env(settings(port)));
+        const { code, stderr, stdout } = await runUntilExit(env(settings(port)));
         expect(code).toBe(1);
         expect(stderr).toBe(`${line(port)}\n`);
+        // Nothing claims it started.
+        expect(stdout).not.toMatch(/successfully started|Plant Store 1\.0\.0 on Node/);
       } finally {
         holder.close();
       }
