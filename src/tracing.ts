@@ -1,29 +1,61 @@
 /**
  * OpenTelemetry tracing, off by default and free when off: the SDK and its instrumentations are
  * loaded only when the standard variables ask for it (`OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_TRACES_EXPORTER`, other than `none`). The SDK reads every other `OTEL_*` name itself
+ * `OTEL_TRACES_EXPORTER`, other than `none`). The standard `OTEL_*` names set the rest
  * (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_RESOURCE_ATTRIBUTES`, the exporter's protocol,
- * headers and timeout).
+ * endpoint, headers and timeout). The trace SDK alone (`sdk-trace-node`), not `sdk-node`, which
+ * would ship metrics, logs and gRPC exporters the service does not use.
  *
  * `main.ts` imports this first, before Nest, Fastify, pg or undici are loaded, as the
  * instrumentations require (they patch modules as they are first required).
  */
-// Types only: erased at build, so nothing of the SDK is loaded unless tracing is on.
+// Used as types only (so erased at build): nothing of the SDK is loaded unless tracing is on.
 import * as FastifyOtel from '@fastify/otel';
+import * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import * as OtlpProto from '@opentelemetry/exporter-trace-otlp-proto';
+import * as Instrumentation from '@opentelemetry/instrumentation';
 import * as Http from '@opentelemetry/instrumentation-http';
 import * as IORedis from '@opentelemetry/instrumentation-ioredis';
 import * as Nest from '@opentelemetry/instrumentation-nestjs-core';
 import * as Pg from '@opentelemetry/instrumentation-pg';
 import * as Undici from '@opentelemetry/instrumentation-undici';
-import * as SdkNode from '@opentelemetry/sdk-node';
-
+import * as Resources from '@opentelemetry/resources';
+import * as TraceBase from '@opentelemetry/sdk-trace-base';
+import * as TraceNode from '@opentelemetry/sdk-trace-node';
 import { tracingRequested } from './platform/trace-context';
 
-let sdk: SdkNode.NodeSDK | undefined;
+let provider: TraceNode.NodeTracerProvider | undefined;
+
+/**
+ * The exporter the standard variables ask for: OTLP over HTTP, protobuf (the default) or JSON
+ * (`OTEL_EXPORTER_OTLP_PROTOCOL`, or its traces variant), or `console`. The exporter reads the
+ * endpoint, headers and timeout variables itself. gRPC is not shipped (it would add ~45 MiB to the
+ * image); asking for it stops start-up with one line.
+ */
+function exporterFromEnv(env: NodeJS.ProcessEnv): TraceBase.SpanExporter {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
+  if (env.OTEL_TRACES_EXPORTER === 'console') {
+    return new (require('@opentelemetry/sdk-trace-base') as typeof TraceBase).ConsoleSpanExporter();
+  }
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  if (protocol === 'http/json') {
+    return new (require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp).OTLPTraceExporter();
+  }
+  if (protocol === 'http/protobuf') {
+    return new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof OtlpProto).OTLPTraceExporter();
+  }
+  console.error(
+    `Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (${protocol} is not supported)`,
+  );
+  process.exit(1);
+}
 
 function startTracing(): void {
-  /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
-  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof SdkNode;
+  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof TraceNode;
+  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof TraceBase;
+  const { defaultResource, detectResources, envDetector, hostDetector, processDetector } =
+    require('@opentelemetry/resources') as typeof Resources;
+  const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof Instrumentation;
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof Http;
   const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof FastifyOtel;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof Pg;
@@ -31,7 +63,16 @@ function startTracing(): void {
   const { NestInstrumentation } = require('@opentelemetry/instrumentation-nestjs-core') as typeof Nest;
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof Undici;
   /* eslint-enable @typescript-eslint/no-require-imports */
-  sdk = new NodeSDK({
+  provider = new NodeTracerProvider({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector), the host and the process. The
+    // sampler comes from OTEL_TRACES_SAMPLER and its argument (the provider reads them).
+    resource: defaultResource().merge(detectResources({ detectors: [envDetector, hostDetector, processDetector] })),
+    spanProcessors: [new BatchSpanProcessor(exporterFromEnv(process.env))],
+  });
+  // The global provider, AsyncLocalStorage context, and W3C trace context propagation.
+  provider.register();
+  registerInstrumentations({
+    tracerProvider: provider,
     instrumentations: [
       // The server span of each request; health probes and scrapes are not traced.
       new HttpInstrumentation({
@@ -46,12 +87,11 @@ function startTracing(): void {
       new UndiciInstrumentation(),
     ],
   });
-  sdk.start();
 }
 
-/** Flushes the spans still buffered and stops the SDK; called last at shutdown. Nothing when tracing is off. */
+/** Flushes the spans still buffered and stops the provider; called last at shutdown. Nothing when tracing is off. */
 export async function shutdownTracing(): Promise<void> {
-  await sdk?.shutdown();
+  await provider?.shutdown();
 }
 
 if (tracingRequested(process.env)) startTracing();
