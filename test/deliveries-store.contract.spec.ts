@@ -94,6 +94,47 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     expect(await deliveries.backlog()).toEqual({ pending: 0 });
   });
 
+  it('should wake the dispatcher after each commit that wrote deliveries, also when two transactions interleave', async () => {
+    let wakes = 0;
+    const waking = new OutboxWriter(() => void (wakes += 1));
+    const plants = (name: string) => [{ id: 9007199254740993n, name }];
+    /** Two transactions that both write before either reports its commit (on PostgreSQL both are open at once). */
+    const interleaved = async () => {
+      if (database instanceof SqliteDatabase) {
+        const connection = database.connection;
+        const [first, second] = [new SqliteTransaction(connection), new SqliteTransaction(connection)];
+        connection.transaction(() => void waking.created(first, plants('a'))).immediate();
+        connection.transaction(() => void waking.created(second, plants('b'))).immediate();
+        waking.committed(first);
+        waking.committed(second);
+        return;
+      }
+      const pg = database as PostgresDatabase;
+      let secondWrote!: () => void;
+      const written = new Promise<void>((resolve) => (secondWrote = resolve));
+      let first!: PostgresTransaction;
+      const one = pg.transaction(async (client) => {
+        first = new PostgresTransaction(pg, client);
+        await waking.created(first, plants('a'));
+        await written; // commits after the second transaction wrote
+      });
+      await pg.transaction(async (client) => {
+        const second = new PostgresTransaction(pg, client);
+        await waking.created(second, plants('b'));
+        secondWrote();
+        await one;
+        waking.committed(first);
+        return second;
+      }).then((second) => waking.committed(second));
+    };
+    await interleaved(); // no endpoint: nothing written, nothing to wake for
+    expect(wakes).toBe(0);
+    await endpoint('http://127.0.0.1:1/a');
+    await interleaved();
+    expect(wakes).toBe(2);
+    expect(await deliveries.backlog()).toMatchObject({ pending: 2 });
+  });
+
   it('should write one message per event, with one delivery per enabled endpoint under the same webhook-id', async () => {
     const a = await endpoint('http://127.0.0.1:1/a');
     const b = await endpoint('http://127.0.0.1:1/b');

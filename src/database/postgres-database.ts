@@ -34,6 +34,11 @@ export class PostgresTransaction extends Transaction {
 // server cancels a slow statement itself (and frees its locks) before the client gives up on it.
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
 
+export interface TransactionOptions {
+  /** Constant statements (never with values from outside) run right after `BEGIN`, in the same round trip. */
+  readonly begin?: readonly string[];
+}
+
 /**
  * PostgreSQL through one pool per instance, shared by every feature. Statements are unnamed (no
  * server-side prepared ones), so PgBouncer in transaction mode works.
@@ -149,7 +154,11 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
    * behind a lock, and closing it ends the transaction on the server at once. Errors are not
    * translated: callers classify them (`translate`).
    */
-  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in a transaction on one pooled connection. `options.begin` adds statements without
+   * parameters to the `BEGIN`, sent with it in one round trip (`SET LOCAL …`, an advisory lock).
+   */
+  async transaction<T>(work: (client: PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const client = await this.pool.connect();
     let failure: Error | undefined;
     // A connection that breaks while checked out emits 'error' (the pool listens only to idle ones);
@@ -157,7 +166,8 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     const onError = (error: Error) => (failure ??= error);
     client.on('error', onError);
     try {
-      await this.timedQuery(client, 'BEGIN', []);
+      // No parameters: the simple protocol, which takes several statements in one message.
+      await this.timedQuery(client, ['BEGIN', ...(options.begin ?? [])].join('; '), []);
       const result = await work(client);
       await this.timedQuery(client, 'COMMIT', []);
       return result;

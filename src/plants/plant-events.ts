@@ -11,6 +11,6 @@ export abstract class PlantEvents {
   /** Inside the transaction that inserted `plants`. On SQLite it must finish before it returns. */
   abstract created(transaction: Transaction, plants: readonly Plant[]): void | Promise<void>;
 
-  /** After that transaction committed. */
-  abstract committed(): void;
+  /** After `transaction` committed (the same object `created` was given). */
+  abstract committed(transaction: Transaction): void;
 }

@@ -23,8 +23,12 @@ export class OutboxWriter extends PlantEvents {
     super();
   }
 
-  /** Deliveries written by transactions not yet reported committed: the dispatcher is woken only for those. */
-  private wrote = false;
+  /**
+   * Transactions that wrote deliveries and are not yet reported committed: the dispatcher is woken
+   * only for those. One entry each, since PostgreSQL's transactions interleave: a flag set by two of
+   * them and cleared by the first commit would leave the second commit's deliveries to the poll.
+   */
+  private readonly wrote = new WeakSet<Transaction>();
 
   created(transaction: Transaction, plants: readonly Plant[]): void | Promise<void> {
     const messages = (): NewMessage[] =>
@@ -36,25 +40,19 @@ export class OutboxWriter extends PlantEvents {
         traceContext: traceCarrierOf(plant),
       }));
     if (transaction instanceof SqliteTransaction) {
-      if (insertMessagesSqlite(transaction.connection, messages) > 0) this.wrote = true;
+      if (insertMessagesSqlite(transaction.connection, messages) > 0) this.wrote.add(transaction);
       return;
     }
     if (transaction instanceof PostgresTransaction) {
       return insertMessagesPostgres(transaction.database, transaction.client, messages()).then((written) => {
-        if (written > 0) this.wrote = true;
+        if (written > 0) this.wrote.add(transaction);
       });
     }
     throw new Error(`No outbox for a ${transaction.kind} transaction`);
   }
 
-  /**
-   * Wakes the dispatcher after a commit that wrote deliveries (with no endpoint, creates cost it
-   * nothing). Two PostgreSQL transactions interleaving can leave the second one's wake out; the
-   * dispatcher's poll (WEBHOOK_POLL_INTERVAL_MS) finds it then.
-   */
-  committed(): void {
-    if (!this.wrote) return;
-    this.wrote = false;
-    this.wake();
+  /** Wakes the dispatcher after a commit that wrote deliveries (with no endpoint, creates cost it nothing). */
+  committed(transaction: Transaction): void {
+    if (this.wrote.delete(transaction)) this.wake();
   }
 }

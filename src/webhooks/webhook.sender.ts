@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Agent, fetch } from 'undici';
+import { Agent, request } from 'undici';
 import { API_VERSION } from '../openapi/openapi-document';
 import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
@@ -64,9 +64,10 @@ export class WebhookSender {
     const onShutdown = () => controller.abort();
     shutdown.addEventListener('abort', onShutdown, { once: true });
     try {
-      const response = await fetch(delivery.url, {
+      // undici's `request`, not `fetch`: a quarter of the CPU per send (no WHATWG Request, Response
+      // or streams), and it never follows a redirect.
+      const response = await request(delivery.url, {
         method: 'POST',
-        redirect: 'manual',
         signal: controller.signal,
         dispatcher: this.agent,
         headers: {
@@ -83,16 +84,18 @@ export class WebhookSender {
         },
         body: delivery.payload,
       });
-      // Only the status counts; the connection goes back to the pool without reading the body.
-      await response.body?.cancel();
-      return ended(outcomeOf(response.status), `HTTP ${response.status}`, response.status);
+      // Only the status counts. The body is read away in the background, so the connection goes back
+      // to the pool (closed instead past 128 KiB, or after the agent's body timeout).
+      response.body.dump().catch(() => undefined);
+      return ended(outcomeOf(response.statusCode), `HTTP ${response.statusCode}`, response.statusCode);
     } catch (error) {
       if (shutdown.aborted) return ended('aborted', 'shutting down');
       if (controller.signal.aborted) return ended('timeout', `no answer within ${this.timeoutMs} ms`);
-      // undici's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND, a blocked address…) in its cause.
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      if (cause instanceof BlockedAddressError) return ended('blocked', cause.message);
-      return ended('network', cause?.code ?? cause?.message ?? (error as Error).message);
+      // The connection's own error (ECONNREFUSED, ENOTFOUND, a blocked address…), or undici's with it as the cause.
+      const failure = error as Error & { code?: string; cause?: Error & { code?: string } };
+      const reason = failure instanceof BlockedAddressError || failure.code !== undefined ? failure : (failure.cause ?? failure);
+      if (reason instanceof BlockedAddressError) return ended('blocked', reason.message);
+      return ended('network', reason.code ?? reason.message);
     } finally {
       clearTimeout(timer);
       shutdown.removeEventListener('abort', onShutdown);

@@ -183,6 +183,7 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
       );
     const hook = this.hook;
     if (hook === undefined) return statement(this.database.pool);
+    let transaction: PostgresTransaction | undefined;
     const inserted = await this.database.transaction(async (client) => {
       const result = await statement(client);
       if (result.rows.length > 0) {
@@ -190,11 +191,12 @@ export class PostgresPlantsRepository implements PlantsRepository, OnModuleDestr
         const byId = new Map<string, Plant>();
         plants.forEach((plant, i) => byId.has(ids[i]) || byId.set(ids[i], plant));
         const created = result.rows.map((row) => byId.get(row.id) ?? toPlant(row));
-        await hook.created(new PostgresTransaction(this.database, client), created);
+        transaction = new PostgresTransaction(this.database, client);
+        await hook.created(transaction, created);
       }
       return result;
     });
-    if (inserted.rows.length > 0) hook.committed();
+    if (transaction !== undefined) hook.committed(transaction);
     return inserted;
   }
 }

@@ -130,7 +130,7 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
       for (const write of writes) alone.push(...(await this.writeMany([write])));
       return alone;
     }
-    if (this.hook !== undefined && outcomes.some((outcome) => isCreated(outcome))) this.hook.committed();
+    if (this.hook !== undefined && outcomes.some((outcome) => isCreated(outcome))) this.hook.committed(this.statements!.transaction);
     return outcomes;
   }
 
@@ -175,6 +175,7 @@ function prepare(db: BetterSqlite3.Database, hook: PlantEvents | undefined) {
     return outcomes;
   });
   return {
+    transaction,
     select,
     /** The outcome of each write, in order, committed together. */
     writeBatch: (writes: readonly Write[]) => writeBatch.immediate(writes),

@@ -77,6 +77,16 @@ export async function insertMessagesPostgres(
   return rowCount ?? 0;
 }
 
+/**
+ * Claims and results commit without waiting for the WAL flush (`synchronous_commit = off`): they are
+ * visible to every instance at once, and a PostgreSQL crash can lose only the last moments of them,
+ * which sends those deliveries again with the same webhook-id (at least once, as always). The events
+ * themselves commit with the plants, durably.
+ */
+const ASYNCHRONOUS_COMMIT = ['SET LOCAL synchronous_commit TO off'];
+/** Claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
+const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))"];
+
 const VIEW = `SELECT d.id::text AS seq, d.message_id, d.endpoint_id, m.event_type, m.payload, d.status, d.attempts,
                      ${ms('d.created_at')} AS created_at_ms, ${ms('d.next_attempt_at')} AS next_attempt_at_ms,
                      ${ms('a.at')} AS at_ms, a.response_status, a.error, a.duration_ms
@@ -98,8 +108,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
 
   async claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const rows = await this.inTransaction('claim webhook deliveries', async (client) => {
-      await this.database.timedQuery(client, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))", []);
+    const rows = await this.inTransaction('claim webhook deliveries', CLAIM_BEGIN, async (client) => {
       // Per enabled endpoint that is not backing off: its due rows, as many as its room (its cap, or
       // one probe while failing, less what is leased now), oldest due first; then the oldest of all.
       const { rows } = await this.database.timedQuery<ClaimedRow>(
@@ -143,7 +152,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
   }
 
   async record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded> {
-    return this.inTransaction('record webhook attempts', async (client) => {
+    return this.inTransaction('record webhook attempts', ASYNCHRONOUS_COMMIT, async (client) => {
       // The deliveries and their attempt rows in one statement; each only while its lease is still this claim's.
       const { rows } = await this.database.timedQuery<{ recorded: number }>(
         client,
@@ -321,9 +330,13 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
     return rowCount ?? 0;
   }
 
-  private async inTransaction<T>(action: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  private async inTransaction<T>(
+    action: string,
+    begin: readonly string[],
+    work: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
     try {
-      return await this.database.transaction(work);
+      return await this.database.transaction(work, { begin });
     } catch (error) {
       throw this.database.translate(error, action);
     }
