@@ -118,14 +118,16 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
         await waking.created(first, plants('a'));
         await written; // commits after the second transaction wrote
       });
-      await pg.transaction(async (client) => {
-        const second = new PostgresTransaction(pg, client);
-        await waking.created(second, plants('b'));
-        secondWrote();
-        await one;
-        waking.committed(first);
-        return second;
-      }).then((second) => waking.committed(second));
+      await pg
+        .transaction(async (client) => {
+          const second = new PostgresTransaction(pg, client);
+          await waking.created(second, plants('b'));
+          secondWrote();
+          await one;
+          waking.committed(first);
+          return second;
+        })
+        .then((second) => waking.committed(second));
     };
     await interleaved(); // no endpoint: nothing written, nothing to wake for
     expect(wakes).toBe(0);

@@ -130,7 +130,8 @@ export class SqlitePlantsRepository implements PlantsRepository, OnModuleDestroy
       for (const write of writes) alone.push(...(await this.writeMany([write])));
       return alone;
     }
-    if (this.hook !== undefined && outcomes.some((outcome) => isCreated(outcome))) this.hook.committed(this.statements!.transaction);
+    if (this.hook !== undefined && outcomes.some((outcome) => isCreated(outcome)))
+      this.hook.committed(this.statements!.transaction);
     return outcomes;
   }
 
