@@ -152,8 +152,20 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
   }
 
   async record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded> {
+    // Each endpoint's health, by its last result in this batch, in id order (a fixed lock order).
+    const health = new Map<string, { healthy: boolean; pauseMs: number | null }>();
+    for (const { delivery, result } of results) {
+      if (result.kind === 'released') continue;
+      const state = endpointHealth(result);
+      health.set(
+        delivery.endpointId,
+        state.healthy ? { healthy: true, pauseMs: null } : { healthy: false, pauseMs: state.pauseMs },
+      );
+    }
+    const ids = [...health.keys()].sort();
     return this.inTransaction('record webhook attempts', ASYNCHRONOUS_COMMIT, async (client) => {
-      // The deliveries and their attempt rows in one statement; each only while its lease is still this claim's.
+      // The deliveries and their attempt rows (each only while its lease is still this claim's) and
+      // the endpoints' health, in one statement.
       const { rows } = await this.database.timedQuery<{ recorded: number }>(
         client,
         `WITH r AS (
@@ -174,7 +186,15 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
          attempts AS (
            INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
            SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
-           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
+           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1),
+         health AS (
+           UPDATE webhook_endpoints AS e
+           SET failures = CASE WHEN h.healthy THEN 0 ELSE e.failures + 1 END,
+               failing_since = CASE WHEN h.healthy THEN NULL ELSE coalesce(e.failing_since, clock_timestamp()) END,
+               paused_until = CASE WHEN h.healthy THEN NULL
+                                   ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END
+           FROM unnest($10::text[], $11::bool[], $12::float8[]) AS h (id, healthy, pause_ms)
+           WHERE e.id = h.id)
          SELECT count(*)::int AS recorded FROM updated`,
         [
           results.map(({ delivery }) => delivery.id),
@@ -188,49 +208,30 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
           results.map(({ result }) => (result.kind === 'released' ? null : (result.attempt.responseStatus ?? null))),
           results.map(({ result }) => (result.kind === 'released' ? null : (result.attempt.error ?? null))),
           results.map(({ result }) => (result.kind === 'released' ? null : result.attempt.durationMs)),
+          ids,
+          ids.map((id) => health.get(id)!.healthy),
+          ids.map((id) => health.get(id)!.pauseMs),
         ],
       );
-      // Each endpoint's health, by its last result in this batch, in id order (a fixed lock order).
-      const health = new Map<string, { healthy: boolean; pauseMs: number | null }>();
-      for (const { delivery, result } of results) {
-        if (result.kind === 'released') continue;
-        const state = endpointHealth(result);
-        health.set(
-          delivery.endpointId,
-          state.healthy ? { healthy: true, pauseMs: null } : { healthy: false, pauseMs: state.pauseMs },
-        );
-      }
-      const ids = [...health.keys()].sort();
+      // Endpoints failing for the whole window: disabled, and their pending deliveries failed. After
+      // the statement above, which set when they started failing.
+      const failing = ids.filter((id) => !health.get(id)!.healthy);
       let disabled: { id: string; url: string }[] = [];
-      if (ids.length > 0) {
-        await this.database.timedQuery(
+      if (failing.length > 0) {
+        ({ rows: disabled } = await this.database.timedQuery<{ id: string; url: string }>(
           client,
-          `UPDATE webhook_endpoints AS e
-           SET failures = CASE WHEN h.healthy THEN 0 ELSE e.failures + 1 END,
-               failing_since = CASE WHEN h.healthy THEN NULL ELSE coalesce(e.failing_since, clock_timestamp()) END,
-               paused_until = CASE WHEN h.healthy THEN NULL
-                                   ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END
-           FROM unnest($1::text[], $2::bool[], $3::float8[]) AS h (id, healthy, pause_ms)
-           WHERE e.id = h.id`,
-          [ids, ids.map((id) => health.get(id)!.healthy), ids.map((id) => health.get(id)!.pauseMs)],
-        );
-        const failing = ids.filter((id) => !health.get(id)!.healthy);
-        if (failing.length > 0) {
-          ({ rows: disabled } = await this.database.timedQuery<{ id: string; url: string }>(
-            client,
-            `WITH disabled AS (
-               UPDATE webhook_endpoints SET disabled = true, disabled_reason = $2, updated_at = clock_timestamp()
-               WHERE id = ANY($1) AND NOT disabled
-                 AND failing_since <= clock_timestamp() - $3 * interval '1 millisecond'
-               RETURNING id, url),
-             failed AS (
-               UPDATE webhook_deliveries AS d
-               SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
-               FROM disabled WHERE d.endpoint_id = disabled.id AND d.status = 'pending')
-             SELECT id, url FROM disabled`,
-            [failing, disabledReason(disableAfterMs), disableAfterMs],
-          ));
-        }
+          `WITH disabled AS (
+             UPDATE webhook_endpoints SET disabled = true, disabled_reason = $2, updated_at = clock_timestamp()
+             WHERE id = ANY($1) AND NOT disabled
+               AND failing_since <= clock_timestamp() - $3 * interval '1 millisecond'
+             RETURNING id, url),
+           failed AS (
+             UPDATE webhook_deliveries AS d
+             SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
+             FROM disabled WHERE d.endpoint_id = disabled.id AND d.status = 'pending')
+           SELECT id, url FROM disabled`,
+          [failing, disabledReason(disableAfterMs), disableAfterMs],
+        ));
       }
       return { recorded: rows[0].recorded, disabled };
     });
