@@ -11,6 +11,14 @@ export class BlockedAddressError extends Error {
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupAll = (
+  host: string,
+  options: { all: true },
+  callback: (error: Error | null, found: LookupAddress[]) => void,
+) => void;
+
+/** How long saving an endpoint waits on DNS for its check; past it the name is treated as not resolving yet. */
+export const SAVE_CHECK_LOOKUP_TIMEOUT_MS = 3000;
 
 /**
  * The ranges no endpoint may reach (WEBHOOK_BLOCKED_NETWORKS; link-local and cloud metadata by
@@ -20,7 +28,12 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export class BlockedNetworks {
   private readonly list = new BlockList();
 
-  constructor(cidrs: readonly string[]) {
+  constructor(
+    cidrs: readonly string[],
+    /** For the save-time check only (tests give one that never answers). */
+    private readonly lookupAll: LookupAll = dnsLookup,
+    private readonly saveCheckTimeoutMs = SAVE_CHECK_LOOKUP_TIMEOUT_MS,
+  ) {
     for (const cidr of cidrs) {
       const [address, prefix] = cidr.split('/');
       this.list.addSubnet(address, Number(prefix), isIP(address) === 4 ? 'ipv4' : 'ipv6');
@@ -43,10 +56,13 @@ export class BlockedNetworks {
     if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
       return this.blocks(host) ? 'url must not point into WEBHOOK_BLOCKED_NETWORKS' : undefined;
     }
-    const addresses = await new Promise<LookupAddress[]>((resolve) =>
-      // A name that does not resolve yet may be saved: the send checks it again when it connects.
-      dnsLookup(host, { all: true }, (error, found) => resolve(error ? [] : found)),
-    );
+    // A name that does not resolve yet, or not within the timeout (a hung resolver must not hang the
+    // request), may be saved: the send checks it again when it connects.
+    let timer: NodeJS.Timeout | undefined;
+    const addresses = await new Promise<LookupAddress[]>((resolve) => {
+      timer = setTimeout(() => resolve([]), this.saveCheckTimeoutMs);
+      this.lookupAll(host, { all: true }, (error, found) => resolve(error ? [] : found));
+    }).finally(() => clearTimeout(timer));
     return addresses.some(({ address }) => this.blocks(address))
       ? `url must not resolve into WEBHOOK_BLOCKED_NETWORKS (${host} does)`
       : undefined;
