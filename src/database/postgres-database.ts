@@ -152,10 +152,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
    * Runs `work` in one transaction on one connection: BEGIN, work, COMMIT. On failure the connection
    * is destroyed, not rolled back and lent out again: it may be mid-statement, broken, or queued
    * behind a lock, and closing it ends the transaction on the server at once. Errors are not
-   * translated: callers classify them (`translate`).
-   */
-  /**
-   * Runs `work` in a transaction on one pooled connection. `options.begin` adds statements without
+   * translated: callers classify them (`translate`). `options.begin` adds statements without
    * parameters to the `BEGIN`, sent with it in one round trip (`SET LOCAL …`, an advisory lock).
    */
   async transaction<T>(work: (client: PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {

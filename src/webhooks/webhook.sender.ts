@@ -93,8 +93,7 @@ export class WebhookSender {
       if (controller.signal.aborted) return ended('timeout', `no answer within ${this.timeoutMs} ms`);
       // The connection's own error (ECONNREFUSED, ENOTFOUND, a blocked address…), or undici's with it as the cause.
       const failure = error as Error & { code?: string; cause?: Error & { code?: string } };
-      const reason =
-        failure instanceof BlockedAddressError || failure.code !== undefined ? failure : (failure.cause ?? failure);
+      const reason = failure.code === undefined && failure.cause !== undefined ? failure.cause : failure;
       if (reason instanceof BlockedAddressError) return ended('blocked', reason.message);
       return ended('network', reason.code ?? reason.message);
     } finally {
