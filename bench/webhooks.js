@@ -142,7 +142,8 @@ async function measureSteady(helpers) {
   const answeredAt = new Map();
   const pending = [];
   try {
-    const total = STEADY_RATE * duration;
+    // At least two seconds, so that there is a second after the first one to report (the smoke run lasts one).
+    const total = STEADY_RATE * Math.max(duration, 2);
     const begun = performance.now();
     for (let id = 1; id <= total; id++) {
       // The id-th create leaves at its place in the schedule.
