@@ -93,11 +93,12 @@ async function measureCreates(helpers, webhookUrls = [], receivers = [], rate = 
       // Every create of the warm-up and the run was a 200; wait until each event has arrived at every receiver.
       const stopped = performance.now();
       const expected = nextId - 1;
-      let distinct = 0;
       const least = async () => Math.min(...(await Promise.all(receivers.map((receiver) => receiver.distinct()))));
-      arrivedByStop = (await least()) / expected;
-      while ((distinct = await least()) < expected && performance.now() - stopped < 60000) {
+      let distinct = await least();
+      arrivedByStop = distinct / expected;
+      while (distinct < expected && performance.now() - stopped < 60000) {
         await new Promise((resolve) => setTimeout(resolve, 10));
+        distinct = await least();
       }
       drainMs = performance.now() - stopped;
       if (distinct < expected) throw new Error(`only ${distinct} of ${expected} events arrived`);
@@ -186,29 +187,33 @@ async function measureSteady(helpers) {
   }
 }
 
+/** `measureCreates` with `count` healthy endpoints, each a fresh receiver (they count the distinct ids they have seen). */
+async function measureWithReceivers(helpers, count, rate = undefined) {
+  const receivers = [];
+  for (let i = 0; i < count; i++) receivers.push(await startReceiver());
+  try {
+    return await measureCreates(
+      helpers,
+      receivers.map((receiver) => receiver.url),
+      receivers,
+      rate,
+    );
+  } finally {
+    for (const receiver of receivers) await receiver.close();
+  }
+}
+
 async function runWebhookBench(helpers) {
   const rounds = [];
   for (let round = 1; round <= helpers.rounds; round++) {
     const off = await measureCreates(helpers);
-    const receiver = await startReceiver();
-    const healthy = await measureCreates(helpers, [receiver.url], [receiver]);
-    await receiver.close();
-    const pair = [await startReceiver(), await startReceiver()];
-    const two = await measureCreates(
-      helpers,
-      pair.map((r) => r.url),
-      pair,
-    );
-    for (const r of pair) await r.close();
+    const healthy = await measureWithReceivers(helpers, 1);
+    const two = await measureWithReceivers(helpers, 2);
     // Below full load: at what share of it does delivery keep up (the backlog drained as the load stops)?
-    // Fresh receivers each time: they count the distinct ids they have seen.
     const paced = [];
     for (const share of PACED_SHARES) {
       const rate = Math.round(two.rps * share);
-      const fresh = [await startReceiver(), await startReceiver()];
-      const urls = fresh.map((r) => r.url);
-      paced.push({ share, rate, ...(await measureCreates(helpers, urls, fresh, rate)) });
-      for (const r of fresh) await r.close();
+      paced.push({ share, rate, ...(await measureWithReceivers(helpers, 2, rate)) });
     }
     const dead = await measureCreates(helpers, [await deadUrl()]);
     const steady = await measureSteady(helpers);
