@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../support/eventually';
 import { request } from '../support/http';
-import { openRawConnection } from '../support/raw-http';
+import { openRawConnection, rawRequest } from '../support/raw-http';
 import { createTestSchema, describePostgres, TestSchema } from '../support/postgres';
 import { ServiceProcess, startService } from '../support/service-process';
 import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
@@ -126,9 +126,14 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
     const probe = await openRawConnection(url, 'GET /health/ready HTTP/1.1\r\nHost: localhost\r\n');
     const stalled = await openRawConnection(url, partialCreate('{"id":3,"name":"Never finished"}', 4).head);
     // A connection whose first bytes the server has not read yet is idle to Node, and closed at once
-    // on SIGTERM. One round trip after those bytes were sent: the server has read them (they were
-    // ready no later than this request), so the three are requests in flight.
-    expect((await fetch(`${url}/health/live`)).status).toBe(200);
+    // on SIGTERM. One round trip on a new connection after those bytes were sent: the server accepts
+    // it after the three and reads its request no earlier than their bytes, so by the time it has
+    // answered, the three are requests in flight. Not `fetch`: it would reuse the kept-alive
+    // connection of the create above, which the server may read and answer before it has even
+    // accepted the three (CI saw the probe closed unanswered once).
+    expect(
+      (await rawRequest(url, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')).status,
+    ).toBe(200);
 
     const started = Date.now();
     const exited = service.stop('SIGTERM');
