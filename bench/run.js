@@ -1,5 +1,7 @@
 'use strict';
 // npm run bench [-- --rounds 3 --duration 5 --connections 32 --container-memory 1024 --only replay --smoke]
+// npm run bench -- --smoke [--save-smoke-baseline]: one second per scenario, compared with (or saved as)
+// bench/results/smoke-baseline.json; CI runs it and warns when a ratio falls 20 % below that baseline.
 // npm run bench -- --soak: memory over 300,000 creates instead (bench/soak.js).
 // Loads the built service (node dist/main.js) and the plain-Fastify baseline (bench/baseline-server.js)
 // with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
@@ -442,11 +444,70 @@ async function main() {
   console.log(`\nStart-up to first 200 (SQLite, median): ${report.startupToFirst200Ms.toFixed(0)} ms`);
   if (CONTAINER_MIB > 0)
     console.log(`Both processes ran with ${HEAP_FLAGS.join(' ')} (a ${CONTAINER_MIB} MiB container)`);
+  if (SMOKE) compareWithSmokeBaseline(report);
   if (!SMOKE && ONLY === undefined) {
     const file = CONTAINER_MIB > 0 ? `container-${CONTAINER_MIB}MiB.json` : 'latest.json';
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(report, null, 2)}\n`);
     console.log(`Wrote bench/results/${file}`);
+  }
+}
+
+/**
+ * The smoke run's guard against a regression nobody sees: each ratio against the committed smoke-length
+ * baseline (bench/results/smoke-baseline.json, made by `npm run bench -- --smoke --save-smoke-baseline`
+ * on a quiet machine). A ratio more than 20 % below its baseline is reported loudly; it is a warning, not
+ * a failure, since one second per scenario on a shared CI machine is noisy. The report of this run is
+ * written to bench/results/smoke.json either way, so CI keeps what it measured.
+ */
+function compareWithSmokeBaseline(report) {
+  const dir = join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const baselineFile = join(dir, 'smoke-baseline.json');
+  if (args.includes('--save-smoke-baseline')) {
+    writeFileSync(baselineFile, `${JSON.stringify(report, null, 2)}\n`);
+    console.log('Wrote bench/results/smoke-baseline.json');
+    return;
+  }
+  writeFileSync(join(dir, 'smoke.json'), `${JSON.stringify(report, null, 2)}\n`);
+  let baseline;
+  try {
+    baseline = JSON.parse(readFileSync(baselineFile, 'utf8'));
+  } catch {
+    console.log(
+      '\nNo bench/results/smoke-baseline.json to compare with (npm run bench -- --smoke --save-smoke-baseline)',
+    );
+    return;
+  }
+  const before = new Map(baseline.results.map((r) => [r.scenario, r.throughputRatio]));
+  const rows = report.results
+    .filter((r) => before.has(r.scenario))
+    .map((r) => ({ scenario: r.scenario, was: before.get(r.scenario), now: r.throughputRatio }));
+  const fallen = rows.filter((r) => r.now < r.was * 0.8);
+  console.log(`\nAgainst the smoke baseline of ${baseline.date} (ratio now / then):`);
+  for (const r of rows) {
+    console.log(`  ${r.now < r.was * 0.8 ? '!!' : '  '} ${r.scenario}: ${r.now.toFixed(2)} / ${r.was.toFixed(2)}`);
+  }
+  if (fallen.length === 0) {
+    console.log('No ratio fell more than 20 % below the smoke baseline.');
+    return;
+  }
+  const bar = '!'.repeat(100);
+  console.log(`\n${bar}`);
+  console.log(`WARNING: ${fallen.length} ratio(s) fell more than 20 % below the smoke baseline:`);
+  for (const r of fallen) {
+    console.log(
+      `WARNING:   ${r.scenario}: ${r.now.toFixed(2)} against ${r.was.toFixed(2)} (${((r.now / r.was - 1) * 100).toFixed(0)} %)`,
+    );
+  }
+  console.log('WARNING: a smoke run is one second per scenario on a shared machine: confirm with `npm run bench`');
+  console.log('WARNING: (three rounds of five seconds) before believing it, and say so in bench/README.md.');
+  console.log(bar);
+  if (process.env.GITHUB_ACTIONS) {
+    for (const r of fallen)
+      console.log(
+        `::warning title=bench regression::${r.scenario} ratio ${r.now.toFixed(2)} < 0.8 x ${r.was.toFixed(2)}`,
+      );
   }
 }
 
