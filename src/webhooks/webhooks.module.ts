@@ -27,7 +27,10 @@ export class WebhooksModule {
       module: WebhooksModule,
       controllers: [EndpointsController],
       providers: [
-        { provide: BlockedNetworks, useFactory: () => new BlockedNetworks(config.blockedNetworks) },
+        {
+          provide: BlockedNetworks,
+          useFactory: () => new BlockedNetworks(config.blockedNetworks, config.allowedNetworks),
+        },
         {
           provide: DeliveriesStore,
           inject: [Database],
