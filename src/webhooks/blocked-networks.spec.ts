@@ -218,6 +218,14 @@ describe('BlockedNetworks', () => {
       expect(networks.blocks('::ffff:10.21.0.1')).toBe(true);
     });
 
+    it('should open an address that carries an IPv4 one when either form is allowed', () => {
+      const mapped = new BlockedNetworks(SPECIAL_PURPOSE, ['::ffff:10.0.0.7/128', '64:ff9b::/96']);
+      expect(mapped.blocks('::ffff:a00:7')).toBe(false);
+      expect(mapped.blocks('10.0.0.7')).toBe(true);
+      expect(mapped.blocks('::ffff:a00:8')).toBe(true);
+      expect(mapped.blocks('64:ff9b::a00:8')).toBe(false);
+    });
+
     it('should save a URL in an opened range', async () => {
       await expect(networks.problemWith('http://127.0.0.1:8080/hook')).resolves.toBeUndefined();
       await expect(networks.problemWith('http://[::1]:8080/hook')).resolves.toBeUndefined();

@@ -127,13 +127,18 @@ export class BlockedNetworks {
       blocked === SPECIAL_PURPOSE ? 'a private or special-purpose address' : 'an address in WEBHOOK_BLOCKED_NETWORKS';
   }
 
-  /** Whether an IP address (v4, or v6 with or without brackets and zone) is blocked. Anything else is not. */
+  /**
+   * Whether an IP address (v4, or v6 with or without brackets and zone) is blocked: it, or the IPv4
+   * address it carries, is in a blocked range, and neither is in an allowed one. Anything else is not.
+   */
   blocks(address: string): boolean {
     const parsed = parseAddress(address);
     if (parsed === undefined) return false;
     const carried = parsed.kind() === 'ipv6' ? carriedIPv4(parsed as ipaddr.IPv6) : undefined;
-    return [parsed, ...(carried ? [carried] : [])].some(
-      (form) => this.inBlocked(form) && !this.allowedRanges.some((range) => inRange(form, range)),
+    const forms = carried === undefined ? [parsed] : [parsed, carried];
+    return (
+      forms.some((form) => this.inBlocked(form)) &&
+      !forms.some((form) => this.allowedRanges.some((range) => inRange(form, range)))
     );
   }
 
@@ -157,7 +162,7 @@ export class BlockedNetworks {
   async resolve(host: string): Promise<string[]> {
     let timer: NodeJS.Timeout | undefined;
     const found = await new Promise<LookupAddress[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), this.saveCheckTimeoutMs);
+      timer = setTimeout(() => resolve([]), this.saveCheckTimeoutMs).unref();
       this.lookupAll(host, { all: true }, (error, addresses) => resolve(error ? [] : addresses));
     }).finally(() => clearTimeout(timer));
     return found.map(({ address }) => address);

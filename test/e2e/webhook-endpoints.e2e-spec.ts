@@ -183,6 +183,31 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     });
   });
 
+  it('should warn at start-up about each saved endpoint that the blocked networks now refuse, by id and host', async () => {
+    await start();
+    const saved = async (url: string) =>
+      ((await admin('/webhooks/endpoints', { method: 'POST', body: { url } })).body as EndpointBody).id;
+    const loopback = await saved('http://127.0.0.1:9/hooks?token=hunter2');
+    const ipv6 = await saved('http://[::1]:9/hooks');
+    await saved('http://8.8.8.8:9/hooks');
+    await server.close();
+    // The same store, without the allow-list the endpoints were saved under.
+    server = await createTestApp(
+      { ...(schema ? { DATABASE_URL: schema.url } : {}), ADMIN_TOKENS: ADMIN, WEBHOOK_ALLOWED_NETWORKS: '' },
+      server.dataDir,
+    );
+    const warnings = () => server.logs.filter((line) => line.startsWith('Endpoint '));
+    await eventually(() => warnings().length === 2);
+    const open = 'its sends fail until an operator opens its range with WEBHOOK_ALLOWED_NETWORKS';
+    expect(warnings().sort()).toEqual(
+      [
+        `Endpoint ${loopback} (127.0.0.1:9) is a private or special-purpose address: ${open} (e.g. 127.0.0.1/32) or its url changes`,
+        `Endpoint ${ipv6} ([::1]:9) is a private or special-purpose address: ${open} (e.g. ::1/128) or its url changes`,
+      ].sort(),
+    );
+    expect(server.logs.join('\n')).not.toContain('hunter2');
+  });
+
   it('should refuse a name that resolves to a blocked address when saved, and at send time', async () => {
     const target = await receiver();
     await start({
