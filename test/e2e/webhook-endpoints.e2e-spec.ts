@@ -185,15 +185,21 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
 
   it('should warn at start-up about each saved endpoint that the blocked networks now refuse, by id and host', async () => {
     await start();
-    const saved = async (url: string) =>
-      ((await admin('/webhooks/endpoints', { method: 'POST', body: { url } })).body as EndpointBody).id;
+    const saved = async (url: string, disabled = false) =>
+      ((await admin('/webhooks/endpoints', { method: 'POST', body: { url, disabled } })).body as EndpointBody).id;
     const loopback = await saved('http://127.0.0.1:9/hooks?token=hunter2');
     const ipv6 = await saved('http://[::1]:9/hooks');
-    await saved('http://8.8.8.8:9/hooks');
+    await saved('http://8.8.8.8:9/hooks', true); // public: no warning (disabled: the test sends nowhere outside)
     await server.close();
     // The same store, without the allow-list the endpoints were saved under.
     server = await createTestApp(
-      { ...(schema ? { DATABASE_URL: schema.url } : {}), ADMIN_TOKENS: ADMIN, WEBHOOK_ALLOWED_NETWORKS: '' },
+      {
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+        ADMIN_TOKENS: ADMIN,
+        WEBHOOK_ALLOWED_NETWORKS: '',
+        WEBHOOK_RETRY_SCHEDULE: '50ms',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+      },
       server.dataDir,
     );
     const warnings = () => server.logs.filter((line) => line.startsWith('Endpoint '));
@@ -206,6 +212,16 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
       ].sort(),
     );
     expect(server.logs.join('\n')).not.toContain('hunter2');
+    // And its sends fail, saying so.
+    expect((await create(1)).status).toBe(200);
+    const failed = async () =>
+      (await admin(`/webhooks/endpoints/${loopback}/deliveries?status=failed`)).body as {
+        lastAttempt: { error: string };
+      }[];
+    await eventually(async () => (await failed()).length === 1);
+    expect((await failed())[0].lastAttempt.error).toBe(
+      '127.0.0.1 is a blocked address; not connecting (an operator can open its range with WEBHOOK_ALLOWED_NETWORKS)',
+    );
   });
 
   it('should refuse a name that resolves to a blocked address when saved, and at send time', async () => {
