@@ -48,8 +48,13 @@ export interface WebhookConfig {
   readonly secretOverlapMs: number;
   /** An endpoint with no success for this long, while its attempts fail, is disabled. */
   readonly disableAfterMs: number;
-  /** CIDR ranges no endpoint may reach (`address/prefix`). */
-  readonly blockedNetworks: readonly string[];
+  /**
+   * What no endpoint may reach: every special-purpose range (the default), or the CIDR ranges of
+   * WEBHOOK_BLOCKED_NETWORKS (`address/prefix`), which replace it.
+   */
+  readonly blockedNetworks: 'special-purpose' | readonly string[];
+  /** CIDR ranges opened inside `blockedNetworks` (WEBHOOK_ALLOWED_NETWORKS), e.g. an internal receiver's. */
+  readonly allowedNetworks: readonly string[];
 }
 
 /** The rate limit: requests per minute per principal (counted in Redis when `AppConfig.redisUrl` is set). */

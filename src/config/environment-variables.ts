@@ -158,5 +158,9 @@ export class EnvironmentVariables {
 
   @IsOptional()
   @IsString()
+  WEBHOOK_ALLOWED_NETWORKS?: string;
+
+  @IsOptional()
+  @IsString()
   ADMIN_TOKENS?: string;
 }

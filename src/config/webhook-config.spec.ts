@@ -25,14 +25,15 @@ describe('webhook configuration', () => {
       pollIntervalMs: 1000,
       secretOverlapMs: 24 * 3_600_000,
       disableAfterMs: 5 * 86_400_000,
-      blockedNetworks: ['169.254.0.0/16', 'fe80::/10'],
+      blockedNetworks: 'special-purpose',
+      allowedNetworks: [],
     });
   });
 
   it('should read several URLs and secrets, and every setting in every unit', () => {
     const config = loadConfig({
       ...base,
-      WEBHOOK_URLS: 'http://127.0.0.1:9000/a, https://b.example/hook?token=x',
+      WEBHOOK_URLS: 'http://10.20.0.7:9000/a, https://b.example/hook?token=x',
       WEBHOOK_SECRET: `${SECRET},${OTHER}`,
       WEBHOOK_TIMEOUT_MS: '2500',
       WEBHOOK_RETRY_SCHEDULE: '500ms,1s,2m,3h,1d',
@@ -43,9 +44,10 @@ describe('webhook configuration', () => {
       WEBHOOK_SECRET_OVERLAP: '1h',
       WEBHOOK_DISABLE_AFTER: '2s',
       WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/8, ::1/128',
+      WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16 ,fd00:20::/48',
     }).webhooks;
     expect(config).toEqual({
-      configured: { urls: ['http://127.0.0.1:9000/a', 'https://b.example/hook?token=x'], secrets: [SECRET, OTHER] },
+      configured: { urls: ['http://10.20.0.7:9000/a', 'https://b.example/hook?token=x'], secrets: [SECRET, OTHER] },
       timeoutMs: 2500,
       retryScheduleMs: [500, 1000, 120_000, 10_800_000, 86_400_000],
       retentionMs: 36 * 3_600_000,
@@ -55,6 +57,7 @@ describe('webhook configuration', () => {
       secretOverlapMs: 3_600_000,
       disableAfterMs: 2000,
       blockedNetworks: ['10.0.0.0/8', '::1/128'],
+      allowedNetworks: ['10.20.0.0/16', 'fd00:20::/48'],
     });
   });
 
@@ -106,6 +109,19 @@ describe('webhook configuration', () => {
       'WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 169.254.0.0/16,fe80::/10',
     ],
     [
+      { WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0' },
+      'WEBHOOK_ALLOWED_NETWORKS must be comma-separated CIDR ranges such as 10.20.0.0/16,fd00:20::/48',
+    ],
+    [
+      { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/129' },
+      'WEBHOOK_ALLOWED_NETWORKS must be comma-separated CIDR ranges such as 10.20.0.0/16,fd00:20::/48',
+    ],
+    [
+      { WEBHOOK_ALLOWED_NETWORKS: 'internal.example/24' },
+      'WEBHOOK_ALLOWED_NETWORKS must be comma-separated CIDR ranges such as 10.20.0.0/16,fd00:20::/48',
+    ],
+    [{ WEBHOOK_URLS: 'http://[fe80::1%25eth0]/x' }, 'each of WEBHOOK_URLS must be an absolute http(s) URL'],
+    [
       { WEBHOOK_DISABLE_AFTER: 'never' },
       'WEBHOOK_DISABLE_AFTER must be comma-separated durations such as 5s,5m,2h (units ms, s, m, h, d)',
     ],
@@ -113,6 +129,68 @@ describe('webhook configuration', () => {
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY must be an integer between 1 and 1000'],
   ])('should refuse %j with one line naming the variable', (env, message) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(new ConfigError(`Invalid configuration: ${message}`));
+  });
+
+  describe('when WEBHOOK_URLS names a blocked address', () => {
+    const refused = (what: string) =>
+      new ConfigError(
+        `Invalid configuration: each of WEBHOOK_URLS must not point to ${what}; ` +
+          'open its range with WEBHOOK_ALLOWED_NETWORKS (CIDR ranges, comma-separated)',
+      );
+
+    it.each([
+      'http://127.0.0.1:9000/hook',
+      'http://2130706433/hook',
+      'http://0x7f.1/hook',
+      'http://0177.0.0.1/hook',
+      'http://127.1/hook',
+      'http://10.1.2.3/hook',
+      'http://169.254.169.254/latest',
+      'http://[::1]:9000/hook',
+      'http://[::ffff:127.0.0.1]/hook',
+      'http://[64:ff9b::7f00:1]/hook',
+      'http://[2002:7f00:1::]/hook',
+      'http://[2001::1]/hook',
+      'http://[fd00:ec2::254]/hook',
+    ])('should stop start-up for %s with one line naming both variables', (url) => {
+      expect(() => loadConfig({ ...base, WEBHOOK_URLS: `https://hooks.example/ok,${url}` })).toThrow(
+        refused('a private or special-purpose address'),
+      );
+    });
+
+    it('should never echo the URL (its path or query may hold a credential)', () => {
+      const url = 'http://10.1.2.3/hooks?token=hunter2';
+      expect(() => loadConfig({ ...base, WEBHOOK_URLS: url })).toThrow(ConfigError);
+      try {
+        loadConfig({ ...base, WEBHOOK_URLS: url });
+      } catch (error) {
+        expect((error as Error).message).not.toMatch(/10\.1\.2\.3|hunter2/);
+      }
+    });
+
+    it('should start when WEBHOOK_ALLOWED_NETWORKS opens its range', () => {
+      const env = { ...base, WEBHOOK_URLS: 'http://127.0.0.1:9000/a,http://[::1]:9000/b,http://10.20.1.2/c' };
+      expect(
+        loadConfig({ ...env, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128,10.20.0.0/16' }).webhooks.configured.urls,
+      ).toEqual(['http://127.0.0.1:9000/a', 'http://[::1]:9000/b', 'http://10.20.1.2/c']);
+      expect(() => loadConfig({ ...env, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' })).toThrow(
+        refused('a private or special-purpose address'),
+      );
+    });
+
+    it('should judge by WEBHOOK_BLOCKED_NETWORKS when it replaces the default list', () => {
+      const env = { ...base, WEBHOOK_URLS: 'http://127.0.0.1:9000/a', WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/8' };
+      expect(loadConfig(env).webhooks.configured.urls).toEqual(['http://127.0.0.1:9000/a']);
+      expect(() => loadConfig({ ...env, WEBHOOK_URLS: 'http://10.0.0.1/a' })).toThrow(
+        refused('an address in WEBHOOK_BLOCKED_NETWORKS'),
+      );
+    });
+
+    it('should leave a name to be checked when it is saved and when a send connects', () => {
+      expect(loadConfig({ ...base, WEBHOOK_URLS: 'http://localhost:9000/a' }).webhooks.configured.urls).toEqual([
+        'http://localhost:9000/a',
+      ]);
+    });
   });
 
   it('should never echo a secret in its message', () => {

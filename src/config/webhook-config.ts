@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { BlockedNetworks, SPECIAL_PURPOSE } from '../webhooks/blocked-networks';
 import { WebhookConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
@@ -9,8 +10,6 @@ export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,14h,20h,24h';
 export const DEFAULT_RETENTION = '7d';
 export const DEFAULT_SECRET_OVERLAP = '24h';
 export const DEFAULT_DISABLE_AFTER = '5d';
-/** Link-local addresses, where cloud metadata services answer. Loopback and private ranges stay allowed: internal receivers live there. */
-export const DEFAULT_BLOCKED_NETWORKS = '169.254.0.0/16,fe80::/10';
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^([0-9]{1,9})(ms|s|m|h|d)$/;
 // `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks).
@@ -30,10 +29,18 @@ export function webhookConfig(vars: EnvironmentVariables): WebhookConfig {
       'Invalid configuration: WEBHOOK_SECRET must be whsec_ followed by the base64 of 24 to 64 bytes (comma-separated for several)',
     );
   }
-  const blockedNetworks = commaList(vars.WEBHOOK_BLOCKED_NETWORKS ?? DEFAULT_BLOCKED_NETWORKS);
-  if (!blockedNetworks.every(isCidr)) {
+  // Unset: every special-purpose range (see BlockedNetworks).
+  const blockedNetworks =
+    vars.WEBHOOK_BLOCKED_NETWORKS === undefined
+      ? SPECIAL_PURPOSE
+      : cidrs('WEBHOOK_BLOCKED_NETWORKS', vars.WEBHOOK_BLOCKED_NETWORKS, '169.254.0.0/16,fe80::/10');
+  const allowedNetworks = cidrs('WEBHOOK_ALLOWED_NETWORKS', vars.WEBHOOK_ALLOWED_NETWORKS, '10.20.0.0/16,fd00:20::/48');
+  // A name is checked when it is saved and when a send connects; a literal address can be checked now.
+  const blocked = new BlockedNetworks(blockedNetworks, allowedNetworks);
+  if (urls.some((url) => blocked.blocks(new URL(url).hostname))) {
     throw new ConfigError(
-      'Invalid configuration: WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 169.254.0.0/16,fe80::/10',
+      `Invalid configuration: each of WEBHOOK_URLS must not point to ${blocked.what}; ` +
+        'open its range with WEBHOOK_ALLOWED_NETWORKS (CIDR ranges, comma-separated)',
     );
   }
   return {
@@ -47,6 +54,7 @@ export function webhookConfig(vars: EnvironmentVariables): WebhookConfig {
     secretOverlapMs: duration('WEBHOOK_SECRET_OVERLAP', vars.WEBHOOK_SECRET_OVERLAP ?? DEFAULT_SECRET_OVERLAP),
     disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', vars.WEBHOOK_DISABLE_AFTER ?? DEFAULT_DISABLE_AFTER),
     blockedNetworks,
+    allowedNetworks,
   };
 }
 
@@ -74,6 +82,15 @@ export function endpointUrlProblem(value: string): string | undefined {
   }
   if (value.includes('#')) return 'must not have a fragment (#…)';
   return undefined;
+}
+
+/** Comma-separated CIDR ranges; one line naming the variable (never its value) when one is not. */
+function cidrs(name: string, value: string | undefined, example: string): string[] {
+  const ranges = commaList(value);
+  if (!ranges.every(isCidr)) {
+    throw new ConfigError(`Invalid configuration: ${name} must be comma-separated CIDR ranges such as ${example}`);
+  }
+  return ranges;
 }
 
 /** `address/prefix`, IPv4 or IPv6, with a prefix that fits the family. */

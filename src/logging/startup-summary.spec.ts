@@ -23,6 +23,7 @@ describe('startupSummary', () => {
       REDIS_URL: 'redis://:redis-password@cache.internal:6380/2',
       WEBHOOK_URLS: 'https://hooks.example/secret-path?token=abc,http://10.0.0.7:8080/in',
       WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+      WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8',
     });
     const line = startupSummary(config, {
       database: database('postgres', 'db.internal:5432/plants'),

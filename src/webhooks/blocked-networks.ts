@@ -1,12 +1,93 @@
 import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-/** The error of a connection refused because of WEBHOOK_BLOCKED_NETWORKS. */
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type Range = [Address, number];
+
+/**
+ * The default of WEBHOOK_BLOCKED_NETWORKS: every range of the IANA IPv4 and IPv6 special-purpose
+ * registries, and the other addresses listed below.
+ */
+export const SPECIAL_PURPOSE = 'special-purpose';
+
+/** What no endpoint may reach: the default, or the CIDR ranges WEBHOOK_BLOCKED_NETWORKS gives instead. */
+export type BlockedList = typeof SPECIAL_PURPOSE | readonly string[];
+
+/**
+ * The special-purpose ranges come from ipaddr.js (`range()`: anything but `unicast` is special). These
+ * are what its 2.5.0 lacks, or calls `unicast`.
+ */
+const NOT_IN_IPADDR: readonly Range[] = [
+  // Azure's host address (DNS, DHCP, health probes, the instance's metadata), a public address.
+  ipaddr.parseCIDR('168.63.129.16/32'),
+  // IPv4-compatible addresses (deprecated, RFC 4291 2.5.5.1), such as ::7f00:1 for 127.0.0.1.
+  ipaddr.parseCIDR('::/96'),
+  // The dummy IPv6 prefix (RFC 9780), in the IANA registry since 2025.
+  ipaddr.parseCIDR('100:0:0:1::/64'),
+];
+
+// The NAT64 well-known prefix (RFC 6052). ipaddr.js names it `rfc6052` together with 64:ff9b:1::/48,
+// the local-use prefix (RFC 8215), which stays blocked.
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
+
+/**
+ * The IPv4 address an IPv6 address carries, for the three ranges judged by it: IPv4-mapped
+ * ::ffff:0:0/96, NAT64 64:ff9b::/96 (the last 32 bits) and 6to4 2002::/16 (the 32 bits after 2002:).
+ * Teredo (2001::/32) carries one too, obfuscated, and is blocked for its range instead.
+ */
+function carriedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const parts = address.parts;
+  const bytes = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff];
+  if (address.isIPv4MappedAddress() || address.match(NAT64)) return new ipaddr.IPv4(bytes(parts[6], parts[7]));
+  if (address.range() === '6to4') return new ipaddr.IPv4(bytes(parts[1], parts[2]));
+  return undefined;
+}
+
+/** An address in a special-purpose range, except the three judged by the IPv4 address they carry. */
+function isSpecialPurpose(address: Address): boolean {
+  if (NOT_IN_IPADDR.some((range) => inRange(address, range))) return true;
+  if (address.kind() === 'ipv4') return address.range() !== 'unicast';
+  const ipv6 = address as ipaddr.IPv6;
+  return ipv6.range() !== 'unicast' && carriedIPv4(ipv6) === undefined;
+}
+
+function inRange(address: Address, [network, bits]: Range): boolean {
+  return address.kind() === network.kind() && address.match(network, bits);
+}
+
+/** The address of a literal host or a DNS answer (`[…]` and a `%zone` allowed), or undefined when it is not one. */
+function parseAddress(value: string): Address | undefined {
+  const bare = (value.startsWith('[') && value.endsWith(']') ? value.slice(1, -1) : value).replace(/%.*$/, '');
+  const family = isIP(bare);
+  if (family === 0) return undefined;
+  if (family === 4) return ipaddr.IPv4.parse(bare);
+  // IPv6 ending in a dotted quad, as getaddrinfo writes ::ffff:0:0/96 and ::/96: in hex first, since
+  // ipaddr.js reads any `::a.b.c.d` as IPv4-mapped (::ffff:a.b.c.d), which would hide ::/96.
+  return ipaddr.IPv6.parse(
+    bare.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_, a: string, b: string, c: string, d: string) =>
+      [(Number(a) << 8) | Number(b), (Number(c) << 8) | Number(d)].map((group) => group.toString(16)).join(':'),
+    ),
+  );
+}
+
+/** `address/prefix`, as the configuration has validated it. */
+function parseRange(cidr: string): Range {
+  const [address, prefix] = cidr.split('/');
+  const parsed = parseAddress(address);
+  if (parsed === undefined || !/^[0-9]{1,3}$/.test(prefix ?? '')) throw new Error(`not a CIDR range: ${cidr}`);
+  return [parsed, Number(prefix)];
+}
+
+/** The error of a send whose host is (an IP literal), or resolves to, a blocked address. */
 export class BlockedAddressError extends Error {
   readonly code = 'EBLOCKEDADDRESS';
 
-  constructor(host: string) {
-    super(`${host} is in WEBHOOK_BLOCKED_NETWORKS; not connecting`);
+  constructor(host: string, resolved = false) {
+    super(
+      `${host} ${resolved ? 'resolves to' : 'is'} a blocked address; not connecting ` +
+        '(an operator can open its range with WEBHOOK_ALLOWED_NETWORKS)',
+    );
   }
 }
 
@@ -21,60 +102,86 @@ type LookupAll = (
 export const SAVE_CHECK_LOOKUP_TIMEOUT_MS = 3000;
 
 /**
- * The ranges no endpoint may reach (WEBHOOK_BLOCKED_NETWORKS; link-local and cloud metadata by
- * default). Checked when an endpoint is saved (`problemWith`) and when a send connects (`lookup`,
- * given to the HTTP client, so what counts is what the name resolves to then, not at save time).
+ * The addresses no endpoint may reach: every special-purpose range by default, or the ranges of
+ * WEBHOOK_BLOCKED_NETWORKS, less the ranges WEBHOOK_ALLOWED_NETWORKS opens inside them. An IPv6
+ * address that carries an IPv4 one (mapped, NAT64, 6to4) is judged by that IPv4 address too.
+ * Checked when an endpoint is saved (`problemWith`) and when a send connects (`lookup`, given to the
+ * HTTP client, so what counts is what the name resolves to then, not at save time).
  */
 export class BlockedNetworks {
-  private readonly list = new BlockList();
+  private readonly blockedRanges?: readonly Range[];
+  private readonly allowedRanges: readonly Range[];
+  /** What a blocked address is, for messages: "a private or special-purpose address", or the variable. */
+  readonly what: string;
 
   constructor(
-    cidrs: readonly string[],
+    blocked: BlockedList,
+    allowed: readonly string[] = [],
     /** For the save-time check only (tests give one that never answers). */
     private readonly lookupAll: LookupAll = dnsLookup,
     private readonly saveCheckTimeoutMs = SAVE_CHECK_LOOKUP_TIMEOUT_MS,
   ) {
-    for (const cidr of cidrs) {
-      const [address, prefix] = cidr.split('/');
-      this.list.addSubnet(address, Number(prefix), isIP(address) === 4 ? 'ipv4' : 'ipv6');
-    }
+    if (blocked !== SPECIAL_PURPOSE) this.blockedRanges = blocked.map(parseRange);
+    this.allowedRanges = allowed.map(parseRange);
+    this.what =
+      blocked === SPECIAL_PURPOSE ? 'a private or special-purpose address' : 'an address in WEBHOOK_BLOCKED_NETWORKS';
   }
 
-  /** Whether an IP address (v4, v6, or v4 mapped into v6) is in a blocked range. */
+  /**
+   * Whether an IP address (v4, or v6 with or without brackets and zone) is blocked: it, or the IPv4
+   * address it carries, is in a blocked range, and neither is in an allowed one. Anything else is not.
+   */
   blocks(address: string): boolean {
-    const bare = address.startsWith('[') ? address.slice(1, -1) : address;
-    const family = isIP(bare);
-    if (family === 0) return false;
-    if (family === 4) return this.list.check(bare, 'ipv4');
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-    return this.list.check(bare, 'ipv6') || (mapped !== undefined && this.list.check(mapped, 'ipv4'));
+    const parsed = parseAddress(address);
+    if (parsed === undefined) return false;
+    const carried = parsed.kind() === 'ipv6' ? carriedIPv4(parsed as ipaddr.IPv6) : undefined;
+    const forms = carried === undefined ? [parsed] : [parsed, carried];
+    return (
+      forms.some((form) => this.inBlocked(form)) &&
+      !forms.some((form) => this.allowedRanges.some((range) => inRange(form, range)))
+    );
   }
 
   /** Why a URL may not be saved, or undefined: its host is, or resolves now to, a blocked address. */
   async problemWith(url: string): Promise<string | undefined> {
     const host = new URL(url).hostname;
-    if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
-      return this.blocks(host) ? 'url must not point into WEBHOOK_BLOCKED_NETWORKS' : undefined;
+    const open = 'an operator can open its range with WEBHOOK_ALLOWED_NETWORKS';
+    if (parseAddress(host) !== undefined) {
+      return this.blocks(host) ? `url must not point to ${this.what}; ${open}` : undefined;
     }
-    // A name that does not resolve yet, or not within the timeout (a hung resolver must not hang the
-    // request), may be saved: the send checks it again when it connects.
-    let timer: NodeJS.Timeout | undefined;
-    const addresses = await new Promise<LookupAddress[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), this.saveCheckTimeoutMs);
-      this.lookupAll(host, { all: true }, (error, found) => resolve(error ? [] : found));
-    }).finally(() => clearTimeout(timer));
-    return addresses.some(({ address }) => this.blocks(address))
-      ? `url must not resolve into WEBHOOK_BLOCKED_NETWORKS (${host} does)`
+    const addresses = await this.resolve(host);
+    return addresses.some((address) => this.blocks(address))
+      ? `url must not resolve to ${this.what} (${host} does); ${open}`
       : undefined;
+  }
+
+  /**
+   * What a name resolves to now, waiting at most the save-time timeout (a hung resolver must not hang
+   * a request); none when it does not resolve (yet), or not in time: the send checks it again.
+   */
+  async resolve(host: string): Promise<string[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const found = await new Promise<LookupAddress[]>((resolve) => {
+      timer = setTimeout(() => resolve([]), this.saveCheckTimeoutMs).unref();
+      this.lookupAll(host, { all: true }, (error, addresses) => resolve(error ? [] : addresses));
+    }).finally(() => clearTimeout(timer));
+    return found.map(({ address }) => address);
   }
 
   /** A `dns.lookup` for the HTTP client's connections: fails when the name resolves to any blocked address. */
   readonly lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      if (addresses.some(({ address }) => this.blocks(address))) return callback(new BlockedAddressError(hostname), []);
+      if (addresses.some(({ address }) => this.blocks(address))) {
+        return callback(new BlockedAddressError(hostname, true), []);
+      }
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
+
+  private inBlocked(address: Address): boolean {
+    if (this.blockedRanges === undefined) return isSpecialPurpose(address);
+    return this.blockedRanges.some((range) => inRange(address, range));
+  }
 }

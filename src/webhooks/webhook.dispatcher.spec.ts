@@ -16,6 +16,7 @@ const CONFIG: WebhookConfig = {
   secretOverlapMs: 1000,
   disableAfterMs: 1000,
   blockedNetworks: [],
+  allowedNetworks: [],
 };
 
 /** A store with nothing to send and `batches` full batches of finished rows to prune, recording what happens. */

@@ -6,6 +6,7 @@ import { SqliteDatabase } from '../database/sqlite-database';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { PlantEvents } from '../plants/plant-events';
 import { BlockedNetworks } from './blocked-networks';
+import { BlockedEndpointsCheck } from './endpoints/blocked-endpoints.check';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
@@ -27,7 +28,10 @@ export class WebhooksModule {
       module: WebhooksModule,
       controllers: [EndpointsController],
       providers: [
-        { provide: BlockedNetworks, useFactory: () => new BlockedNetworks(config.blockedNetworks) },
+        {
+          provide: BlockedNetworks,
+          useFactory: () => new BlockedNetworks(config.blockedNetworks, config.allowedNetworks),
+        },
         {
           provide: DeliveriesStore,
           inject: [Database],
@@ -58,6 +62,7 @@ export class WebhooksModule {
           useFactory: (blocked: BlockedNetworks) => new WebhookSender(config.timeoutMs, blocked),
         },
         WebhookMetrics,
+        BlockedEndpointsCheck,
         {
           provide: WebhookDispatcher,
           inject: [DeliveriesStore, WebhookSender, WebhookMetrics, ShutdownSignal],

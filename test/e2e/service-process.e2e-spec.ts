@@ -178,6 +178,15 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
         { DATABASE_URL: 'mysql://root:hunter2@localhost/plants' },
         'Invalid configuration: DATABASE_URL must be postgres://…, postgresql://… or sqlite:<path>',
       ],
+      [
+        'a blocked address in WEBHOOK_URLS',
+        {
+          WEBHOOK_URLS: 'http://0x7f.1:9000/hooks?token=hunter2',
+          WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+        },
+        'Invalid configuration: each of WEBHOOK_URLS must not point to a private or special-purpose address; ' +
+          'open its range with WEBHOOK_ALLOWED_NETWORKS (CIDR ranges, comma-separated)',
+      ],
     ])('should refuse to start on %s with one clear line', async (_label, extra, line) => {
       const { code, stderr } = await runUntilExit(env(extra));
       expect(code).toBe(1);

@@ -6,7 +6,7 @@ import { request } from '../support/http';
 import { OtlpReceiver } from '../support/otlp-receiver';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { ServiceProcess, startService } from '../support/service-process';
-import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
+import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const TOKEN = 'tracing-process-token';
 
@@ -42,6 +42,7 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
       AUTH_TOKENS: TOKEN,
       WEBHOOK_URLS: receiver.url,
       WEBHOOK_SECRET: secret,
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
       WEBHOOK_POLL_INTERVAL_MS: '100',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',

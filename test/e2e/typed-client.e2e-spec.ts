@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createTestApp, TestApp } from '../support/test-app';
+import { LOOPBACK_NETWORKS } from '../support/webhook-receiver';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -24,7 +25,7 @@ describe('the typed client generated from openapi.json (e2e)', () => {
       '--output',
       join(OUT, 'plant-store.d.ts'),
     ]);
-    server = await createTestApp({ ADMIN_TOKENS: ADMIN });
+    server = await createTestApp({ ADMIN_TOKENS: ADMIN, WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS });
   }, 60_000);
   afterAll(async () => {
     await server?.destroy();

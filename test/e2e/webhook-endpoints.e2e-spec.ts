@@ -3,9 +3,11 @@ import { request, RequestOptions } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
-import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
+import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const ADMIN = 'admin-token-0123456789abcdef';
+const BLOCKED =
+  'url must not point to a private or special-purpose address; an operator can open its range with WEBHOOK_ALLOWED_NETWORKS';
 
 interface EndpointBody {
   id: string;
@@ -28,6 +30,8 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     server = await createTestApp({
       ...(schema ? { DATABASE_URL: schema.url } : {}),
       ADMIN_TOKENS: ADMIN,
+      // The receivers are on loopback, which the default blocks.
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
       WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms',
       WEBHOOK_POLL_INTERVAL_MS: '50',
@@ -131,8 +135,13 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
       { url: `http://127.0.0.1/${'x'.repeat(2048)}`, description: 'a URL of 2,066 characters' },
       'url must be at most 2048 characters',
     ],
-    [{ url: 'http://169.254.169.254/latest/meta-data' }, 'url must not point into WEBHOOK_BLOCKED_NETWORKS'],
-    [{ url: 'http://[fe80::1]/x' }, 'url must not point into WEBHOOK_BLOCKED_NETWORKS'],
+    [{ url: 'http://169.254.169.254/latest/meta-data' }, BLOCKED],
+    [{ url: 'http://0xa9fea9fe/latest/meta-data' }, BLOCKED],
+    [{ url: 'http://[::ffff:169.254.169.254]/latest/meta-data' }, BLOCKED],
+    [{ url: 'http://[fd00:ec2::254]/latest/meta-data' }, BLOCKED],
+    [{ url: 'http://[fe80::1]/x' }, BLOCKED],
+    [{ url: 'http://10.0.0.1/x' }, BLOCKED],
+    [{ url: 'http://[64:ff9b::a00:1]/x' }, BLOCKED],
     [{}, 'url is required'],
     [
       { url: 'http://127.0.0.1/x', description: 5, disabled: 'no' },
@@ -144,11 +153,82 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     expect({ status, answer }).toEqual({ status: 400, answer: { error: 400, message } });
   });
 
-  it('should refuse a name that resolves into WEBHOOK_BLOCKED_NETWORKS when saved, and at send time', async () => {
+  it('should refuse an endpoint on loopback without WEBHOOK_ALLOWED_NETWORKS (400 naming it), and save it with', async () => {
+    const target = await receiver();
+    await start({ WEBHOOK_ALLOWED_NETWORKS: '' }); // empty: unset, none
+    for (const url of [target.url, `http://[::1]:${target.port}/x`, `http://2130706433:${target.port}/x`]) {
+      const refused = await admin('/webhooks/endpoints', { method: 'POST', body: { url } });
+      expect({ status: refused.status, body: refused.body }).toEqual({
+        status: 400,
+        body: { error: 400, message: BLOCKED },
+      });
+    }
+    expect((await admin('/webhooks/endpoints')).body).toEqual([]);
+    await server.destroy();
+    await schema?.drop();
+
+    await start({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' });
+    const endpoint = await subscribe(target);
+    expect(endpoint).toMatchObject({ url: target.url, source: 'api' });
+    expect((await create(1)).status).toBe(200);
+    await target.waitFor(() => target.received.length === 1);
+    expect(target.received[0].verifiedBy).toEqual([0]);
+    const refused = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: `http://[::1]:${target.port}/x` },
+    });
+    expect({ status: refused.status, body: refused.body }).toEqual({
+      status: 400,
+      body: { error: 400, message: BLOCKED },
+    });
+  });
+
+  it('should warn at start-up about each saved endpoint that the blocked networks now refuse, by id and host', async () => {
+    await start();
+    const saved = async (url: string, disabled = false) =>
+      ((await admin('/webhooks/endpoints', { method: 'POST', body: { url, disabled } })).body as EndpointBody).id;
+    const loopback = await saved('http://127.0.0.1:9/hooks?token=hunter2');
+    const ipv6 = await saved('http://[::1]:9/hooks');
+    await saved('http://8.8.8.8:9/hooks', true); // public: no warning (disabled: the test sends nowhere outside)
+    await server.close();
+    // The same store, without the allow-list the endpoints were saved under.
+    server = await createTestApp(
+      {
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+        ADMIN_TOKENS: ADMIN,
+        WEBHOOK_ALLOWED_NETWORKS: '',
+        WEBHOOK_RETRY_SCHEDULE: '50ms',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+      },
+      server.dataDir,
+    );
+    const warnings = () => server.logs.filter((line) => line.startsWith('Endpoint '));
+    await eventually(() => warnings().length === 2);
+    const open = 'its sends fail until an operator opens its range with WEBHOOK_ALLOWED_NETWORKS';
+    expect(warnings().sort()).toEqual(
+      [
+        `Endpoint ${loopback} (127.0.0.1:9) is a private or special-purpose address: ${open} (e.g. 127.0.0.1/32) or its url changes`,
+        `Endpoint ${ipv6} ([::1]:9) is a private or special-purpose address: ${open} (e.g. ::1/128) or its url changes`,
+      ].sort(),
+    );
+    expect(server.logs.join('\n')).not.toContain('hunter2');
+    // And its sends fail, saying so.
+    expect((await create(1)).status).toBe(200);
+    const failed = async () =>
+      (await admin(`/webhooks/endpoints/${loopback}/deliveries?status=failed`)).body as {
+        lastAttempt: { error: string };
+      }[];
+    await eventually(async () => (await failed()).length === 1);
+    expect((await failed())[0].lastAttempt.error).toBe(
+      '127.0.0.1 is a blocked address; not connecting (an operator can open its range with WEBHOOK_ALLOWED_NETWORKS)',
+    );
+  });
+
+  it('should refuse a name that resolves to a blocked address when saved, and at send time', async () => {
     const target = await receiver();
     await start({
-      WEBHOOK_BLOCKED_NETWORKS: '127.0.0.0/8,::1/128',
-      // Declared in configuration (not checked when saved): the send's connection is refused.
+      WEBHOOK_ALLOWED_NETWORKS: '', // empty: unset, none
+      // Declared in configuration (a name is not checked at start-up): the send's connection is refused.
       WEBHOOK_URLS: `http://localhost:${target.port}/hooks/plants`,
       WEBHOOK_SECRET: makeSecret(),
       WEBHOOK_RETRY_SCHEDULE: '50ms',
@@ -159,7 +239,11 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     });
     expect(saved).toMatchObject({
       status: 400,
-      body: { message: 'url must not resolve into WEBHOOK_BLOCKED_NETWORKS (localhost does)' },
+      body: {
+        message:
+          'url must not resolve to a private or special-purpose address (localhost does); ' +
+          'an operator can open its range with WEBHOOK_ALLOWED_NETWORKS',
+      },
     });
     await create(1);
     const [configured] = (await admin('/webhooks/endpoints')).body as EndpointBody[];
@@ -170,7 +254,9 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     const [delivery] = (await admin(`/webhooks/endpoints/${configured.id}/deliveries`)).body as {
       lastAttempt: { error: string };
     }[];
-    expect(delivery.lastAttempt.error).toBe('localhost is in WEBHOOK_BLOCKED_NETWORKS; not connecting');
+    expect(delivery.lastAttempt.error).toBe(
+      'localhost resolves to a blocked address; not connecting (an operator can open its range with WEBHOOK_ALLOWED_NETWORKS)',
+    );
     expect(target.received).toHaveLength(0);
   });
 

@@ -6,7 +6,7 @@ import { request } from '../support/http';
 import { openRawConnection, rawRequest } from '../support/raw-http';
 import { createTestSchema, describePostgres, TestSchema } from '../support/postgres';
 import { ServiceProcess, startService } from '../support/service-process';
-import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
+import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const TOKEN = 'webhook-process-token';
 const ADMIN = 'webhook-process-admin-token';
@@ -54,6 +54,7 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
     AUTH_TOKENS: TOKEN,
     WEBHOOK_URLS: receiver.url,
     WEBHOOK_SECRET: secret,
+    WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
     WEBHOOK_TIMEOUT_MS: '1000',
     WEBHOOK_RETRY_SCHEDULE: '100ms',
     WEBHOOK_POLL_INTERVAL_MS: '100',
@@ -198,6 +199,7 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
       ADMIN_TOKENS: ADMIN,
       WEBHOOK_URLS: receiver.url,
       WEBHOOK_SECRET: secret,
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
       WEBHOOK_POLL_INTERVAL_MS: '100',
     };
     instances = await Promise.all([startService(env), startService(env)]);

@@ -5,7 +5,7 @@ import { createTestSchema, describeOnEachStore, TestSchema } from '../support/po
 import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
 import { DeliveriesStore } from '../../src/webhooks/persistence/deliveries.store';
-import { makeSecret, WebhookReceiver } from '../support/webhook-receiver';
+import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
   const secrets = [makeSecret(), makeSecret()];
@@ -21,6 +21,7 @@ describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)',
       ...(schema ? { DATABASE_URL: schema.url } : {}),
       WEBHOOK_URLS: `${receiver.url},${second.url}`,
       WEBHOOK_SECRET: secrets.join(','),
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
       WEBHOOK_TIMEOUT_MS: '500',
       WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms',
       WEBHOOK_POLL_INTERVAL_MS: '50',
@@ -198,6 +199,7 @@ describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)',
         ...(schema ? { DATABASE_URL: schema.url } : {}),
         WEBHOOK_URLS: `${receiver.url},${second.url}`,
         WEBHOOK_SECRET: secrets.join(','),
+        WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
         WEBHOOK_RETENTION: '1ms',
       },
       server.dataDir,

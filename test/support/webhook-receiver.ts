@@ -4,6 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from './eventually';
 
+/**
+ * WEBHOOK_ALLOWED_NETWORKS for a service that sends to receivers on loopback (127.0.0.1, or ::1 for
+ * `localhost`), which the default blocks with every other special-purpose range. Each test states it
+ * in its own env: the service has no such default.
+ */
+export const LOOPBACK_NETWORKS = '127.0.0.0/8,::1/128';
+
 /** A signing secret in the Standard Webhooks form, made fresh for a test. */
 export function makeSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
