@@ -16,6 +16,8 @@ const CONFIG: WebhookConfig = {
   secretOverlapMs: 1000,
   disableAfterMs: 1000,
   blockedNetworks: [],
+  maxEndpoints: 100,
+  secretsKey: { kind: 'none' },
 };
 
 /** A store with nothing to send and `batches` full batches of finished rows to prune, recording what happens. */
