@@ -39,30 +39,29 @@ export class PostgresEndpointsStore extends EndpointsStore {
 
   async create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint> {
     const secrets = this.secretsColumn.write([{ secret: endpoint.secret }]);
+    let rows: EndpointRow[];
     try {
-      // The lock (sent with the BEGIN) makes the count and the insert one step across instances.
-      return await this.database.transaction(
-        async (client) => {
-          const { rows: counted } = await this.database.timedQuery<{ count: number }>(
-            client,
-            "SELECT count(*)::int AS count FROM webhook_endpoints WHERE source = 'api'",
-            [],
-          );
-          if (counted[0].count >= maxApiEndpoints) throw new EndpointLimitError(maxApiEndpoints);
-          const { rows } = await this.database.timedQuery<EndpointRow>(
-            client,
-            `INSERT INTO webhook_endpoints (id, url, description, source, disabled, secrets)
-             VALUES ($1, $2, $3, 'api', $4, $5) RETURNING ${COLUMNS}`,
-            [endpoint.id, endpoint.url, endpoint.description, endpoint.disabled, secrets],
-          );
-          return toEndpoint(rows[0]);
-        },
+      // The lock (sent with the BEGIN) makes the count and the insert one step across instances; at
+      // the cap the statement inserts nothing, and the transaction commits as usual.
+      rows = await this.database.transaction(
+        async (client) =>
+          (
+            await this.database.timedQuery<EndpointRow>(
+              client,
+              `INSERT INTO webhook_endpoints (id, url, description, source, disabled, secrets)
+               SELECT $1, $2, $3, 'api', $4, $5
+               WHERE (SELECT count(*) FROM webhook_endpoints WHERE source = 'api') < $6
+               RETURNING ${COLUMNS}`,
+              [endpoint.id, endpoint.url, endpoint.description, endpoint.disabled, secrets, maxApiEndpoints],
+            )
+          ).rows,
         { begin: [ENDPOINTS_LOCK] },
       );
     } catch (error) {
-      if (error instanceof EndpointLimitError) throw error;
       throw this.translate(error, 'store an endpoint', endpoint.url);
     }
+    if (rows.length === 0) throw new EndpointLimitError(maxApiEndpoints);
+    return toEndpoint(rows[0]);
   }
 
   async list(limit: number, after?: string): Promise<Endpoint[]> {

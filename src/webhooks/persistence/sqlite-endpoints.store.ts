@@ -129,7 +129,7 @@ export class SqliteEndpointsStore extends EndpointsStore {
       for (const { id, secrets } of s.allSecrets.all()) {
         const sealed = this.secretsColumn.resealed(secrets, id);
         if (sealed === undefined) continue;
-        s.setSecrets.run({ id, secrets: sealed, now: Date.now() });
+        s.reseal.run({ id, secrets: sealed });
         changed++;
       }
       return changed;
@@ -194,6 +194,8 @@ function prepare(db: BetterSqlite3.Database) {
     ),
     secrets: db.prepare<[string], string>('SELECT secrets FROM webhook_endpoints WHERE id = ?').pluck(),
     setSecrets: db.prepare('UPDATE webhook_endpoints SET secrets = @secrets, updated_at = @now WHERE id = @id'),
+    // The same secrets, stored anew: not a change anyone made.
+    reseal: db.prepare('UPDATE webhook_endpoints SET secrets = @secrets WHERE id = @id'),
     // A config endpoint that stays keeps its `disabled` (an operator's pause, or the service's);
     // an api endpoint that the configuration now declares becomes config, enabled.
     upsertConfig: db.prepare(
