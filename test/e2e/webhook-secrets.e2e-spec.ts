@@ -201,6 +201,26 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
   });
 });
 
+describe('webhook endpoint secrets with the key made in DATA_DIR (e2e on SQLite)', () => {
+  it('should stop start-up, naming the key file, when that file was lost but the secrets it encrypted were not', async () => {
+    const server = await createTestApp({ ADMIN_TOKENS: ADMIN, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' });
+    try {
+      const created = await request(`${server.url}/webhooks/endpoints`, {
+        auth: `Bearer ${ADMIN}`,
+        body: { url: 'http://127.0.0.1:9/hook' },
+      });
+      expect(created.status).toBe(201);
+      await server.close();
+      rmSync(join(server.dataDir, SECRETS_KEY_FILE));
+      await expect(createTestApp({ ADMIN_TOKENS: ADMIN }, server.dataDir)).rejects.toThrow(
+        `Invalid configuration: WEBHOOK_SECRETS_KEY (unset: the key file in ${server.dataDir} was used) cannot decrypt the stored webhook endpoint secrets: a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY (endpoint ${(created.body as { id: string }).id})`,
+      );
+    } finally {
+      await server.destroy();
+    }
+  });
+});
+
 describeOnEachStore('webhook endpoint secrets, the built service (e2e on %s)', (postgres) => {
   let schema: TestSchema | undefined;
   let service: ServiceProcess | undefined;

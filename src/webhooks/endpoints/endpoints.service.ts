@@ -68,8 +68,10 @@ export class EndpointsService implements OnModuleInit {
       resealed = await this.endpoints.reseal();
     } catch (error) {
       if (!(error instanceof SecretsKeyError)) throw error;
+      const { secretsKey } = this.config;
+      const used = secretsKey.kind === 'data-dir' ? ` (unset: the key file in ${secretsKey.dataDir} was used)` : '';
       throw new ConfigError(
-        `Invalid configuration: WEBHOOK_SECRETS_KEY cannot decrypt the stored webhook endpoint secrets: ${error.message}; ` +
+        `Invalid configuration: WEBHOOK_SECRETS_KEY${used} cannot decrypt the stored webhook endpoint secrets: ${error.message}; ` +
           'give the key they were encrypted with (comma-separated keys: the first encrypts, every one decrypts)',
       );
     }
