@@ -10,6 +10,8 @@ import { EndpointsStore } from '../src/webhooks/endpoints/endpoints.store';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { AttemptResult, ClaimedDelivery, DeliveriesStore } from '../src/webhooks/persistence/deliveries.store';
 import { PostgresDeliveriesStore } from '../src/webhooks/persistence/postgres-deliveries.store';
+import { SecretsCipher } from '../src/webhooks/persistence/secrets-cipher';
+import { SecretsColumn } from '../src/webhooks/persistence/secrets-column';
 import { PostgresEndpointsStore } from '../src/webhooks/persistence/postgres-endpoints.store';
 import { SqliteDeliveriesStore } from '../src/webhooks/persistence/sqlite-deliveries.store';
 import { SqliteEndpointsStore } from '../src/webhooks/persistence/sqlite-endpoints.store';
@@ -19,6 +21,9 @@ import { createTestSchema, describeOnEachStore, TestSchema } from './support/pos
 const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];
 const LEASE_MS = 60_000;
 const DAY_MS = 86_400_000;
+const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+/** Endpoint secrets sealed under a test key; `configured` signs the config endpoints (WEBHOOK_SECRET). */
+const secretsColumn = (configured: string[] = []) => new SecretsColumn(new SecretsCipher([SECRETS_KEY]), configured);
 const attempt = { atMs: Date.now(), durationMs: 3 };
 const ok: AttemptResult = { kind: 'succeeded', attempt: { ...attempt, responseStatus: 200 } };
 const retry = (endpointPauseMs = 0): AttemptResult => ({
@@ -53,7 +58,7 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     }
   };
   const endpoint = async (url: string, disabled = false) =>
-    (await endpoints.create({ id: newEndpointId(), url, description: '', disabled, secret: newSecret() })).id;
+    (await endpoints.create({ id: newEndpointId(), url, description: '', disabled, secret: newSecret() }, 100)).id;
   const claimAll = (cap = 8) => deliveries.claim(100, LEASE_MS, cap);
   const record = (claimed: ClaimedDelivery[], result: AttemptResult, disableAfterMs = DAY_MS) =>
     deliveries.record(
@@ -70,15 +75,15 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
       );
       await pg.onModuleInit();
       database = pg;
-      endpoints = new PostgresEndpointsStore(pg);
-      deliveries = new PostgresDeliveriesStore(pg);
+      endpoints = new PostgresEndpointsStore(pg, secretsColumn());
+      deliveries = new PostgresDeliveriesStore(pg, secretsColumn());
     } else {
       dir = mkdtempSync(join(tmpdir(), 'plant-store-deliveries-'));
       const sqlite = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
       sqlite.onModuleInit();
       database = sqlite;
-      endpoints = new SqliteEndpointsStore(sqlite);
-      deliveries = new SqliteDeliveriesStore(sqlite);
+      endpoints = new SqliteEndpointsStore(sqlite, secretsColumn());
+      deliveries = new SqliteDeliveriesStore(sqlite, secretsColumn());
     }
   });
   afterEach(async () => {
@@ -283,22 +288,35 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
 
   it('should reconcile the endpoints of the configuration: add, keep, re-sign and remove', async () => {
     const secret = newSecret();
-    expect(
-      await endpoints.reconcile(['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'], [secret], newEndpointId),
-    ).toEqual({
+    expect(await endpoints.reconcile(['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'], newEndpointId)).toEqual({
       added: 2,
       removed: 0,
     });
     const [a] = await endpoints.list(1);
     await commit('x');
+    // A restart with another WEBHOOK_SECRET: config endpoints sign with what is configured now.
     const other = newSecret();
-    expect(await endpoints.reconcile(['http://127.0.0.1:1/a'], [other, secret], newEndpointId)).toEqual({
+    const column = secretsColumn([other, secret]);
+    const restarted =
+      database instanceof SqliteDatabase
+        ? {
+            endpoints: new SqliteEndpointsStore(database, column),
+            deliveries: new SqliteDeliveriesStore(database, column),
+          }
+        : {
+            endpoints: new PostgresEndpointsStore(database as PostgresDatabase, column),
+            deliveries: new PostgresDeliveriesStore(database as PostgresDatabase, column),
+          };
+    expect(await restarted.endpoints.reconcile(['http://127.0.0.1:1/a'], newEndpointId)).toEqual({
       added: 0,
       removed: 1,
     });
-    expect(await endpoints.list(10)).toEqual([expect.objectContaining({ id: a.id, source: 'config' })]);
-    expect((await endpoints.secrets(a.id))!.map((s) => s.secret)).toEqual([other, secret]);
-    expect((await claimAll()).map((d) => d.endpointId)).toEqual([a.id]);
+    expect(await restarted.endpoints.list(10)).toEqual([expect.objectContaining({ id: a.id, source: 'config' })]);
+    expect((await restarted.endpoints.secrets(a.id))!.map((s) => s.secret)).toEqual([other, secret]);
+    const claimed = await restarted.deliveries.claim(100, LEASE_MS, 8);
+    expect(claimed.map((d) => ({ endpointId: d.endpointId, secrets: d.secrets }))).toEqual([
+      { endpointId: a.id, secrets: [{ secret: other }, { secret }] },
+    ]);
   });
 });
 
@@ -308,15 +326,12 @@ describe('the SQLite delivery store', () => {
     const database = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
     database.onModuleInit();
     try {
-      const endpoints = new SqliteEndpointsStore(database);
-      const store = new SqliteDeliveriesStore(database);
-      await endpoints.create({
-        id: newEndpointId(),
-        url: 'http://127.0.0.1:1/a',
-        description: '',
-        disabled: false,
-        secret: newSecret(),
-      });
+      const endpoints = new SqliteEndpointsStore(database, secretsColumn());
+      const store = new SqliteDeliveriesStore(database, secretsColumn());
+      await endpoints.create(
+        { id: newEndpointId(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() },
+        100,
+      );
       const connection = database.connection;
       connection
         .transaction(

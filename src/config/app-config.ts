@@ -55,7 +55,21 @@ export interface WebhookConfig {
   readonly blockedNetworks: 'special-purpose' | readonly string[];
   /** CIDR ranges opened inside `blockedNetworks` (WEBHOOK_ALLOWED_NETWORKS), e.g. an internal receiver's. */
   readonly allowedNetworks: readonly string[];
+  /** Most `api` endpoints, disabled ones included (WEBHOOK_MAX_ENDPOINTS). */
+  readonly maxEndpoints: number;
+  /** The key(s) that encrypt endpoint secrets at rest (WEBHOOK_SECRETS_KEY). */
+  readonly secretsKey: SecretsKeyConfig;
 }
+
+/**
+ * Where the key that encrypts endpoint secrets comes from: WEBHOOK_SECRETS_KEY (base64 of 32 bytes
+ * each; the first encrypts, every one decrypts); a key file made in DATA_DIR (SQLite outside
+ * production, when it is unset); or none (no admin credential, so no endpoint secret to store).
+ */
+export type SecretsKeyConfig =
+  | { readonly kind: 'keys'; readonly keys: readonly string[] }
+  | { readonly kind: 'data-dir'; readonly dataDir: string }
+  | { readonly kind: 'none' };
 
 /** The rate limit: requests per minute per principal (counted in Redis when `AppConfig.redisUrl` is set). */
 export interface RateLimitConfig {

@@ -163,4 +163,12 @@ export class EnvironmentVariables {
   @IsOptional()
   @IsString()
   ADMIN_TOKENS?: string;
+
+  @IntegerBetween('WEBHOOK_MAX_ENDPOINTS', 1, 10000)
+  WEBHOOK_MAX_ENDPOINTS?: number;
+
+  // Keys, comma-separated; checked in webhook-config.ts, which names the variable, never a value.
+  @IsOptional()
+  @IsString()
+  WEBHOOK_SECRETS_KEY?: string;
 }

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from './config.error';
 import { loadConfig } from './load-config';
 
+const KEY = Buffer.alloc(32, 1).toString('base64');
 describe('loadConfig', () => {
   describe('when nothing is set', () => {
     it('should use the documented defaults', () => {
@@ -60,6 +61,7 @@ describe('loadConfig', () => {
         SHUTDOWN_TIMEOUT_MS: '3500',
         KEEP_ALIVE_TIMEOUT_MS: '65000',
         REQUEST_TIMEOUT_MS: '10000',
+        WEBHOOK_SECRETS_KEY: KEY,
       });
       expect(config).toEqual({
         port: 8080,
@@ -102,6 +104,7 @@ describe('loadConfig', () => {
     it('should accept JWTs alone in production', () => {
       const config = loadConfig({
         NODE_ENV: 'production',
+        WEBHOOK_SECRETS_KEY: KEY,
         AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----',
         AUTH_JWT_ISSUER: 'issuer',
         AUTH_JWT_AUDIENCE: 'audience',

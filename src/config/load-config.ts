@@ -63,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     throw new ConfigError('Invalid configuration: AUTH_JWKS_URL must be https when NODE_ENV=production');
   }
   const database = databaseConfig(vars);
+  const dataDir = resolve(vars.DATA_DIR ?? './data');
   const shutdownMs = vars.SHUTDOWN_TIMEOUT_MS ?? 10000;
   if (database.kind === 'postgres' && shutdownMs < database.queryTimeoutMs + SHUTDOWN_RESERVE_MS) {
     throw new ConfigError(
@@ -80,7 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     jwt,
     production,
     bodyLimit: vars.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
-    dataDir: resolve(vars.DATA_DIR ?? './data'),
+    dataDir,
     log: {
       level: vars.LOG_LEVEL ?? 'info',
       format: (vars.LOG_FORMAT as 'json' | 'pretty' | undefined) ?? (production ? 'json' : 'pretty'),
@@ -90,7 +91,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     rateLimit: vars.RATE_LIMIT_PER_MINUTE === undefined ? undefined : { perMinute: vars.RATE_LIMIT_PER_MINUTE },
     redisUrl: vars.REDIS_URL,
     trustProxy: trustProxy(vars.TRUST_PROXY),
-    webhooks: webhookConfig(vars),
+    webhooks: webhookConfig(vars, {
+      production,
+      database: database.kind,
+      dataDir,
+      adminCredential: adminTokens.length > 0 || jwt !== undefined,
+    }),
     timeouts: {
       shutdownMs,
       // Longer than the idle timeout of common load balancers (AWS ALB: 60 s), so they close first.

@@ -1,8 +1,11 @@
+import { resolve } from 'node:path';
 import { ConfigError } from './config.error';
 import { loadConfig } from './load-config';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const OTHER = `whsec_${Buffer.alloc(24, 9).toString('base64')}`;
+const KEY = Buffer.alloc(32, 3).toString('base64');
+const OLD_KEY = Buffer.alloc(32, 4).toString('base64');
 const base = { AUTH_TOKENS: 'token', WEBHOOK_URLS: 'https://hooks.example/plants', WEBHOOK_SECRET: SECRET };
 
 describe('webhook configuration', () => {
@@ -27,6 +30,8 @@ describe('webhook configuration', () => {
       disableAfterMs: 5 * 86_400_000,
       blockedNetworks: 'special-purpose',
       allowedNetworks: [],
+      maxEndpoints: 100,
+      secretsKey: { kind: 'data-dir', dataDir: resolve('./data') },
     });
   });
 
@@ -45,6 +50,8 @@ describe('webhook configuration', () => {
       WEBHOOK_DISABLE_AFTER: '2s',
       WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/8, ::1/128',
       WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16 ,fd00:20::/48',
+      WEBHOOK_MAX_ENDPOINTS: '7',
+      WEBHOOK_SECRETS_KEY: `${KEY}, ${OLD_KEY}`,
     }).webhooks;
     expect(config).toEqual({
       configured: { urls: ['http://10.20.0.7:9000/a', 'https://b.example/hook?token=x'], secrets: [SECRET, OTHER] },
@@ -58,6 +65,66 @@ describe('webhook configuration', () => {
       disableAfterMs: 2000,
       blockedNetworks: ['10.0.0.0/8', '::1/128'],
       allowedNetworks: ['10.20.0.0/16', 'fd00:20::/48'],
+      maxEndpoints: 7,
+      secretsKey: { kind: 'keys', keys: [KEY, OLD_KEY] },
+    });
+  });
+
+  describe('WEBHOOK_SECRETS_KEY', () => {
+    const postgres = { AUTH_TOKENS: 'token', DATABASE_URL: 'postgres://db/plants' };
+    const production = { AUTH_TOKENS: 'a'.repeat(32), NODE_ENV: 'production' };
+    const admin = { ADMIN_TOKENS: 'b'.repeat(32) };
+    const jwt = {
+      AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----',
+      AUTH_JWT_ISSUER: 'issuer',
+      AUTH_JWT_AUDIENCE: 'audience',
+    };
+
+    it('should make a key in DATA_DIR on SQLite outside production, whatever the credentials', () => {
+      expect(loadConfig({ AUTH_TOKENS: 'token', DATA_DIR: '/tmp/plants', ...admin }).webhooks.secretsKey).toEqual({
+        kind: 'data-dir',
+        dataDir: '/tmp/plants',
+      });
+    });
+
+    it('should need no key without an admin credential: nothing can store an endpoint secret', () => {
+      expect(loadConfig(postgres).webhooks.secretsKey).toEqual({ kind: 'none' });
+      expect(loadConfig(production).webhooks.secretsKey).toEqual({ kind: 'none' });
+    });
+
+    it.each([
+      ['PostgreSQL with ADMIN_TOKENS', { ...postgres, ...admin }, 'with PostgreSQL'],
+      ['PostgreSQL with JWTs', { ...postgres, ...jwt }, 'with PostgreSQL'],
+      ['production with ADMIN_TOKENS', { ...production, ...admin }, 'when NODE_ENV=production'],
+      ['production with JWTs', { ...production, ...jwt }, 'when NODE_ENV=production'],
+    ])('should stop start-up without one on %s, with one line naming it', (_name, env, where) => {
+      expect(() => loadConfig(env)).toThrow(
+        new ConfigError(
+          `Invalid configuration: WEBHOOK_SECRETS_KEY is required ${where} when ADMIN_TOKENS or JWTs are configured: it encrypts the webhook endpoint secrets (make one with: openssl rand -base64 32)`,
+        ),
+      );
+      expect(loadConfig({ ...env, WEBHOOK_SECRETS_KEY: KEY }).webhooks.secretsKey).toEqual({
+        kind: 'keys',
+        keys: [KEY],
+      });
+    });
+
+    it.each([
+      ['not base64', 'not a key'],
+      ['16 bytes', Buffer.alloc(16, 1).toString('base64')],
+      ['33 bytes', Buffer.alloc(33, 1).toString('base64')],
+      ['hex', 'ab'.repeat(32)],
+      ['a good key and a bad one', `${KEY},nope`],
+    ])('should refuse %s without echoing it', (_name, value) => {
+      let message = '';
+      try {
+        loadConfig({ ...base, WEBHOOK_SECRETS_KEY: value });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe(
+        'Invalid configuration: WEBHOOK_SECRETS_KEY must be the base64 of 32 random bytes (openssl rand -base64 32), comma-separated to rotate',
+      );
     });
   });
 
@@ -127,6 +194,8 @@ describe('webhook configuration', () => {
     ],
     [{ WEBHOOK_TIMEOUT_MS: '10' }, 'WEBHOOK_TIMEOUT_MS must be an integer between 100 and 600000'],
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY must be an integer between 1 and 1000'],
+    [{ WEBHOOK_MAX_ENDPOINTS: '0' }, 'WEBHOOK_MAX_ENDPOINTS must be an integer between 1 and 10000'],
+    [{ WEBHOOK_MAX_ENDPOINTS: 'many' }, 'WEBHOOK_MAX_ENDPOINTS must be an integer between 1 and 10000'],
   ])('should refuse %j with one line naming the variable', (env, message) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(new ConfigError(`Invalid configuration: ${message}`));
   });

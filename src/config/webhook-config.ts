@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { BlockedNetworks, SPECIAL_PURPOSE } from '../webhooks/blocked-networks';
-import { WebhookConfig } from './app-config';
+import { DatabaseConfig, SecretsKeyConfig, WebhookConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { commaList } from './comma-list';
@@ -15,8 +15,20 @@ const DURATION = /^([0-9]{1,9})(ms|s|m|h|d)$/;
 // `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks).
 const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 
+export const DEFAULT_MAX_ENDPOINTS = 100;
+
+/** What the webhook settings depend on besides their own variables. */
+export interface WebhookConfigContext {
+  readonly production: boolean;
+  readonly database: DatabaseConfig['kind'];
+  /** Resolved DATA_DIR, where a development key is kept. */
+  readonly dataDir: string;
+  /** ADMIN_TOKENS or JWTs are configured: someone can create endpoints, whose secrets are stored. */
+  readonly adminCredential: boolean;
+}
+
 /** The webhook settings. Messages name the variable, never its value. */
-export function webhookConfig(vars: EnvironmentVariables): WebhookConfig {
+export function webhookConfig(vars: EnvironmentVariables, context: WebhookConfigContext): WebhookConfig {
   const urls = commaList(vars.WEBHOOK_URLS);
   const invalid = urls.map(endpointUrlProblem).find((problem) => problem !== undefined);
   if (invalid !== undefined) throw new ConfigError(`Invalid configuration: each of WEBHOOK_URLS ${invalid}`);
@@ -55,7 +67,38 @@ export function webhookConfig(vars: EnvironmentVariables): WebhookConfig {
     disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', vars.WEBHOOK_DISABLE_AFTER ?? DEFAULT_DISABLE_AFTER),
     blockedNetworks,
     allowedNetworks,
+    maxEndpoints: vars.WEBHOOK_MAX_ENDPOINTS ?? DEFAULT_MAX_ENDPOINTS,
+    secretsKey: secretsKeyConfig(vars.WEBHOOK_SECRETS_KEY, context),
   };
+}
+
+/** Whether `value` is the base64 of exactly 32 bytes, an AES-256 key (`openssl rand -base64 32`). */
+export function isSecretsKey(value: string): boolean {
+  return /^[A-Za-z0-9+/]{43}=$/.test(value) && Buffer.from(value, 'base64').length === 32;
+}
+
+/**
+ * WEBHOOK_SECRETS_KEY, or where the key comes from without it. PostgreSQL (instances share the rows,
+ * so they need one key) and production need it as soon as an admin credential can create endpoints.
+ */
+function secretsKeyConfig(value: string | undefined, context: WebhookConfigContext): SecretsKeyConfig {
+  const keys = commaList(value);
+  if (keys.length > 0) {
+    if (!keys.every(isSecretsKey)) {
+      throw new ConfigError(
+        'Invalid configuration: WEBHOOK_SECRETS_KEY must be the base64 of 32 random bytes (openssl rand -base64 32), comma-separated to rotate',
+      );
+    }
+    return { kind: 'keys', keys };
+  }
+  if (context.database === 'sqlite' && !context.production) return { kind: 'data-dir', dataDir: context.dataDir };
+  if (context.adminCredential) {
+    const where = context.database === 'postgres' ? 'with PostgreSQL' : 'when NODE_ENV=production';
+    throw new ConfigError(
+      `Invalid configuration: WEBHOOK_SECRETS_KEY is required ${where} when ADMIN_TOKENS or JWTs are configured: it encrypts the webhook endpoint secrets (make one with: openssl rand -base64 32)`,
+    );
+  }
+  return { kind: 'none' };
 }
 
 /** Longest accepted endpoint URL. */
@@ -68,6 +111,7 @@ export const MAX_URL_LENGTH = 2048;
  */
 export function endpointUrlProblem(value: string): string | undefined {
   if (value.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+  if (value.includes('\u0000')) return 'must not contain NUL (\\u0000)';
   let url: URL;
   try {
     url = new URL(value);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
@@ -74,7 +74,9 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   /** Opens the file (creating its folder) and brings the schema up to date. */
   onModuleInit(): void {
     try {
-      mkdirSync(dirname(this.path), { recursive: true });
+      // Readable by the service's user only: the folder 0700 (when made here), the file 0600 (and so its
+      // -wal and -shm, which SQLite creates with the file's mode). Existing ones keep their modes.
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     } catch (error) {
       // EEXIST (a part of the path is a file), EACCES…: say which setting leads there, and what is wrong.
       throw new ConfigError(
@@ -82,6 +84,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
           `cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'}: ${describeMkdirFailure(error)})`,
       );
     }
+    createPrivately(this.path);
     const db = new BetterSqlite3(this.path);
     db.pragma('journal_mode = WAL');
     // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
@@ -117,6 +120,24 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     }
     const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
     if (Number(newest ?? 0) < latest) throw new StorageError('SQLite store is not migrated', { cause: newest });
+  }
+}
+
+/**
+ * Creates an empty file at `path` with mode 0600 (whatever the umask), unless one is there. When it
+ * cannot (a read-only folder…), opening the file reports why, as it did before.
+ */
+function createPrivately(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch {
+    return;
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
   }
 }
 

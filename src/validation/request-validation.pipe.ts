@@ -1,6 +1,7 @@
 import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { withoutStack } from '../errors/without-stack';
 import { CompiledValidation, compileValidation } from './compiled-validation';
+import { isOptionalBody } from './optional-body.decorator';
 
 /**
  * The global `ValidationPipe`: unknown properties are dropped (not refused), nothing is coerced,
@@ -27,9 +28,13 @@ export class RequestValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    // Every body of this API is required; the stock pipe would validate a missing one as {}.
+    // A body is required unless its DTO says otherwise (@OptionalBody): the stock pipe would
+    // validate a missing one as {} everywhere.
     if (metadata.type === 'body' && value === undefined) {
-      throw withoutStack(() => new BadRequestException('Request body is required: send a JSON object'));
+      if (!isOptionalBody(metadata.metatype)) {
+        throw withoutStack(() => new BadRequestException('Request body is required: send a JSON object'));
+      }
+      value = {};
     }
     const compiled = metadata.metatype && this.toValidate(metadata) ? this.compiledFor(metadata.metatype) : undefined;
     const result = compiled !== undefined && isFlatObject(value) ? compiled(value) : undefined;

@@ -17,6 +17,8 @@ const CONFIG: WebhookConfig = {
   disableAfterMs: 1000,
   blockedNetworks: [],
   allowedNetworks: [],
+  maxEndpoints: 100,
+  secretsKey: { kind: 'none' },
 };
 
 /** A store with nothing to send and `batches` full batches of finished rows to prune, recording what happens. */

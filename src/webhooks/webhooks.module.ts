@@ -12,6 +12,8 @@ import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
 import { OutboxWriter } from './outbox.writer';
 import { DeliveriesStore } from './persistence/deliveries.store';
+import { secretsCipherFor } from './persistence/secrets-cipher';
+import { SecretsColumn } from './persistence/secrets-column';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
@@ -32,28 +34,33 @@ export class WebhooksModule {
           provide: BlockedNetworks,
           useFactory: () => new BlockedNetworks(config.blockedNetworks, config.allowedNetworks),
         },
+        // Endpoint secrets, sealed at rest; config endpoints read as WEBHOOK_SECRET's.
+        {
+          provide: SecretsColumn,
+          useFactory: () => new SecretsColumn(secretsCipherFor(config.secretsKey), config.configured.secrets),
+        },
         {
           provide: DeliveriesStore,
-          inject: [Database],
-          useFactory: async (database: Database): Promise<DeliveriesStore> => {
+          inject: [Database, SecretsColumn],
+          useFactory: async (database: Database, secrets: SecretsColumn): Promise<DeliveriesStore> => {
             if (database.kind === 'sqlite') {
               const { SqliteDeliveriesStore } = await import('./persistence/sqlite-deliveries.store');
-              return new SqliteDeliveriesStore(database as SqliteDatabase);
+              return new SqliteDeliveriesStore(database as SqliteDatabase, secrets);
             }
             const { PostgresDeliveriesStore } = await import('./persistence/postgres-deliveries.store');
-            return new PostgresDeliveriesStore(database as PostgresDatabase);
+            return new PostgresDeliveriesStore(database as PostgresDatabase, secrets);
           },
         },
         {
           provide: EndpointsStore,
-          inject: [Database],
-          useFactory: async (database: Database): Promise<EndpointsStore> => {
+          inject: [Database, SecretsColumn],
+          useFactory: async (database: Database, secrets: SecretsColumn): Promise<EndpointsStore> => {
             if (database.kind === 'sqlite') {
               const { SqliteEndpointsStore } = await import('./persistence/sqlite-endpoints.store');
-              return new SqliteEndpointsStore(database as SqliteDatabase);
+              return new SqliteEndpointsStore(database as SqliteDatabase, secrets);
             }
             const { PostgresEndpointsStore } = await import('./persistence/postgres-endpoints.store');
-            return new PostgresEndpointsStore(database as PostgresDatabase);
+            return new PostgresEndpointsStore(database as PostgresDatabase, secrets);
           },
         },
         {

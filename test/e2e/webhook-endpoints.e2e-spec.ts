@@ -433,4 +433,199 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     // The hanging endpoint holds at most its cap (one probe once it is failing).
     expect(hanging.received.length).toBeLessThanOrEqual(16);
   });
+  it('should rotate with no body, an empty application/json body, or {}; POST /plants still needs one', async () => {
+    await start();
+    const { id } = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/r' } }))
+      .body as EndpointBody;
+    const rotate = `/webhooks/endpoints/${id}/secret/rotate`;
+    const secrets = new Set<string>();
+    for (const options of [
+      { method: 'POST' },
+      { method: 'POST', body: '', headers: { 'content-type': 'application/json' } },
+      { method: 'POST', body: '  ', headers: { 'content-type': 'application/json; charset=utf-8' } },
+      { method: 'POST', body: {} },
+    ]) {
+      const answer = await admin(rotate, options);
+      expect(answer.status).toBe(200);
+      const { secret } = answer.body as { secret: string };
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      secrets.add(secret);
+      expect((await admin(`/webhooks/endpoints/${id}/secret`)).body).toEqual({ secret });
+    }
+    expect(secrets.size).toBe(4);
+    expect((await admin(rotate, { method: 'POST', body: '[]' })).body).toEqual({
+      error: 400,
+      message: 'Request body must be a JSON object',
+    });
+    for (const body of [undefined, '']) {
+      const plant = await request(`${server.url}/plants`, {
+        body,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      });
+      expect({ status: plant.status, body: plant.body }).toEqual({
+        status: 400,
+        body: { error: 400, message: 'Request body is required: send a JSON object' },
+      });
+    }
+  });
+
+  it('should let an operator pause and resume a config endpoint, keep that (and the service disabling one) across restarts, and never serve its secret', async () => {
+    const secret = makeSecret();
+    const target = await receiver([secret]);
+    const gone = await receiver([secret]);
+    gone.answerWith(() => 500);
+    const configured = {
+      WEBHOOK_URLS: `${target.url},${gone.url}`,
+      WEBHOOK_SECRET: secret,
+      WEBHOOK_DISABLE_AFTER: '1s',
+      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms',
+    };
+    await start(configured);
+    const byUrl = async () =>
+      Object.fromEntries(((await admin('/webhooks/endpoints')).body as EndpointBody[]).map((e) => [e.url, e]));
+    const { [target.url]: endpoint } = await byUrl();
+    const path = `/webhooks/endpoints/${endpoint.id}`;
+    for (const [method, suffix, body] of [
+      ['GET', '/secret', undefined],
+      ['POST', '/secret/rotate', undefined],
+      ['POST', '/secret/rotate', { secret: makeSecret() }],
+    ] as const) {
+      expect((await admin(`${path}${suffix}`, { method, body })).body).toEqual({
+        error: 409,
+        message: `Endpoint ${endpoint.id} is declared in WEBHOOK_URLS: its secret is the operator's WEBHOOK_SECRET and is not served`,
+      });
+    }
+    for (const body of [{ description: 'x' }, { url: 'http://127.0.0.1:9/x' }, { disabled: true, description: 'x' }]) {
+      expect((await admin(path, { method: 'PATCH', body })).body).toEqual({
+        error: 409,
+        message: `Endpoint ${endpoint.id} is declared in WEBHOOK_URLS: it can only be changed by changing the configuration`,
+      });
+    }
+    const paused = await admin(path, { method: 'PATCH', body: { disabled: true } });
+    expect(paused).toMatchObject({ status: 200, body: { id: endpoint.id, source: 'config', disabled: true } });
+    expect(paused.body).not.toHaveProperty('disabledReason');
+    // The service disables the other one (no success for WEBHOOK_DISABLE_AFTER).
+    expect((await create(1)).status).toBe(200);
+    await eventually(async () => (await byUrl())[gone.url].disabled, 10_000);
+
+    await server.close();
+    server = await createTestApp(
+      {
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+        ADMIN_TOKENS: ADMIN,
+        WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+        ...configured,
+      },
+      server.dataDir,
+    );
+    const after = await byUrl();
+    expect(after[target.url]).toMatchObject({ id: endpoint.id, disabled: true });
+    expect(after[target.url]).not.toHaveProperty('disabledReason');
+    expect(after[gone.url]).toMatchObject({
+      disabled: true,
+      disabledReason: 'No successful delivery for 1s while deliveries kept failing (WEBHOOK_DISABLE_AFTER)',
+    });
+    // Paused: an event committed now makes no delivery for it.
+    expect((await create(2)).status).toBe(200);
+    expect((await admin(`${path}/deliveries`)).body).toEqual([]);
+    expect(target.received).toHaveLength(0);
+
+    const resumed = await admin(path, { method: 'PATCH', body: { disabled: false } });
+    expect(resumed).toMatchObject({ status: 200, body: { disabled: false } });
+    expect((await create(3)).status).toBe(200);
+    await target.waitFor(() => target.received.length === 1);
+    expect(target.received[0]).toMatchObject({ body: '{"id":3,"name":"plant 3"}', verifiedBy: [0] });
+  });
+
+  it('should refuse a url or description holding NUL with a 400 naming the field', async () => {
+    await start();
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['POST', { url: 'http://127.0.0.1:9/a', description: 'a\u0000b' }, 'description must not contain NUL (\\u0000)'],
+      ['POST', { url: 'http://127.0.0.1:9/a\u0000' }, 'url must not contain NUL (\\u0000)'],
+    ];
+    for (const [method, body, message] of cases) {
+      expect((await admin('/webhooks/endpoints', { method, body })).body).toEqual({ error: 400, message });
+    }
+    const { id } = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/a' } }))
+      .body as EndpointBody;
+    expect(
+      (await admin(`/webhooks/endpoints/${id}`, { method: 'PATCH', body: { description: '\u0000' } })).body,
+    ).toEqual({ error: 400, message: 'description must not contain NUL (\\u0000)' });
+    expect(
+      (await admin(`/webhooks/endpoints/${id}`, { method: 'PATCH', body: { url: 'http://127.0.0.1:9/\u0000' } })).body,
+    ).toEqual({ error: 400, message: 'url must not contain NUL (\\u0000)' });
+    expect((await admin(`/webhooks/endpoints/${id}`)).body).toMatchObject({
+      url: 'http://127.0.0.1:9/a',
+      description: '',
+    });
+  });
+
+  it.each([
+    [{ since: '2026-01-01' }, 'since must be an RFC 3339 date-time'],
+    [{ since: '1700000000' }, 'since must be an RFC 3339 date-time'],
+    [{ since: 1700000000 }, 'since must be an RFC 3339 date-time'],
+    [{ since: 'Jan 1 2026' }, 'since must be an RFC 3339 date-time'],
+    [{ since: '2026-01-01T00:00:00' }, 'since must be an RFC 3339 date-time'],
+    [{ since: '2026-02-30T00:00:00Z' }, 'since must be an RFC 3339 date-time'],
+    [{ since: '2026-01-01T00:00:00Z', until: '2026-01-02' }, 'until must be an RFC 3339 date-time'],
+  ])('should refuse recover %j: RFC 3339 date-times only', async (body, message) => {
+    await start();
+    const { id } = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/a' } }))
+      .body as EndpointBody;
+    expect((await admin(`/webhooks/endpoints/${id}/recover`, { method: 'POST', body })).body).toEqual({
+      error: 400,
+      message,
+    });
+    expect(
+      (
+        await admin(`/webhooks/endpoints/${id}/recover`, {
+          method: 'POST',
+          body: { since: '2026-01-01t00:00:00.123456+01:00', until: '2099-01-01T00:00:00Z' },
+        })
+      ).body,
+    ).toEqual({ queued: 0 });
+  });
+
+  it('should cap API endpoints at WEBHOOK_MAX_ENDPOINTS, disabled ones counted, config ones not, under concurrent creates', async () => {
+    const env = { WEBHOOK_MAX_ENDPOINTS: '3', WEBHOOK_URLS: 'http://127.0.0.1:9/config', WEBHOOK_SECRET: makeSecret() };
+    await start(env);
+    // PostgreSQL: half of the creates through a second instance on the same database.
+    const second = postgres
+      ? await createTestApp({ DATABASE_URL: schema!.url, ADMIN_TOKENS: ADMIN, ...env })
+      : undefined;
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          request(`${(i % 2 === 1 && second ? second : server).url}/webhooks/endpoints`, {
+            auth: `Bearer ${ADMIN}`,
+            body: { url: `http://127.0.0.1:9/${i}`, disabled: i % 3 === 0 },
+          }),
+        ),
+      );
+      const refused = answers.filter((answer) => answer.status === 409);
+      expect(answers.filter((answer) => answer.status === 201)).toHaveLength(3);
+      expect(refused).toHaveLength(9);
+      expect(refused[0].body).toEqual({
+        error: 409,
+        message:
+          'There are 3 API endpoints already, the most WEBHOOK_MAX_ENDPOINTS allows: delete one, or raise WEBHOOK_MAX_ENDPOINTS',
+      });
+      const listed = (await admin('/webhooks/endpoints')).body as EndpointBody[];
+      expect(listed.filter((e) => e.source === 'api')).toHaveLength(3);
+      expect(listed.filter((e) => e.source === 'config')).toHaveLength(1);
+      // Disabling one frees nothing; deleting one does.
+      const [oldest] = listed.filter((e) => e.source === 'api');
+      await admin(`/webhooks/endpoints/${oldest.id}`, { method: 'PATCH', body: { disabled: true } });
+      expect(
+        (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/x' } })).status,
+      ).toBe(409);
+      expect((await admin(`/webhooks/endpoints/${oldest.id}`, { method: 'DELETE' })).status).toBe(204);
+      expect(
+        (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/x' } })).status,
+      ).toBe(201);
+    } finally {
+      await second?.destroy();
+    }
+  });
 });

@@ -29,9 +29,13 @@ function assertBuilt(): void {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does it first)`);
 }
 
+/** WEBHOOK_SECRETS_KEY on PostgreSQL, where an admin credential requires one (a test's own value, '' for none, wins). */
+export const PROCESS_SECRETS_KEY = Buffer.alloc(32, 0x5a).toString('base64');
+
 function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   // Only what the test gives, plus PATH: the service must not pick up the developer's own settings.
-  return { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_FORMAT: 'json', ...env };
+  const key = env.DATABASE_URL?.startsWith('postgres') ? { WEBHOOK_SECRETS_KEY: PROCESS_SECRETS_KEY } : {};
+  return { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_FORMAT: 'json', ...key, ...env };
 }
 
 /** The JSON lines of a log, parsed; other lines are skipped. */

@@ -10,6 +10,11 @@ import { loadConfig } from '../../src/config/load-config';
 import { shutDownGracefully } from '../../src/lifecycle/graceful-shutdown';
 
 export const TEST_TOKEN = 'test-token-0123456789';
+/**
+ * The WEBHOOK_SECRETS_KEY of tests on PostgreSQL, where an admin credential requires one (on SQLite
+ * outside production the service makes its own in DATA_DIR). A test's own value, '' for none, wins.
+ */
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 0x5a).toString('base64');
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -55,6 +60,7 @@ export async function createTestApp(
     DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
     DATA_DIR: dir,
     LOG_LEVEL: 'silent',
+    ...(env.DATABASE_URL?.startsWith('postgres') ? { WEBHOOK_SECRETS_KEY: TEST_SECRETS_KEY } : {}),
     ...env,
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)], controllers }).compile();

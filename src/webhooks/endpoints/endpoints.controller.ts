@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post
 import { RouteSchema } from '@nestjs/platform-fastify';
 import {
   ApiAcceptedResponse,
+  ApiBody,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -33,6 +34,7 @@ import {
   SecretRotationDto,
   toEndpointDto,
 } from './dto/endpoint.dto';
+import { parseRfc3339 } from './dto/rfc3339';
 import { EndpointsService } from './endpoints.service';
 
 const COMMON = {
@@ -45,6 +47,10 @@ const COMMON = {
 };
 const NO_ENDPOINT = ['No endpoint has this id.', 'No webhook endpoint with id ep_019ab3c4d5e6'] as [string, string];
 const CONFIG_OWNED = 'The endpoint is declared in WEBHOOK_URLS (source "config"): change the configuration instead.';
+const CONFIG_SECRET = [
+  'The endpoint is declared in WEBHOOK_URLS (source "config"): its secret is the operator\'s WEBHOOK_SECRET, never served or rotated here.',
+  "Endpoint ep_019ab3c4d5e6 is declared in WEBHOOK_URLS: its secret is the operator's WEBHOOK_SECRET and is not served",
+] as [string, string];
 const BODY_ERRORS = {
   413: 'The body is larger than BODY_LIMIT.',
   415: 'The body is not application/json.',
@@ -75,7 +81,10 @@ export class EndpointsController {
       'A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.',
       'url must be an absolute http(s) URL',
     ],
-    409: ['An endpoint with this url exists already.', 'An endpoint with this url exists already'],
+    409: [
+      'An endpoint with this url exists already, or there are WEBHOOK_MAX_ENDPOINTS (100 by default) API endpoints already, disabled ones included.',
+      'An endpoint with this url exists already',
+    ],
   })
   async create(
     @Body() body: NewEndpointDto,
@@ -122,7 +131,10 @@ export class EndpointsController {
     return toEndpointDto(await this.endpoints.get(id));
   }
 
-  /** Changes an endpoint. `disabled: false` re-enables it; a new url applies to deliveries still pending. */
+  /**
+   * Changes an endpoint. `disabled: false` re-enables it; a new url applies to deliveries still pending.
+   * A `config` endpoint takes `disabled` only (it stays so across restarts while WEBHOOK_URLS lists it).
+   */
   @Patch(':id')
   @ApiOperation({ operationId: 'updateWebhookEndpoint', summary: 'Change a webhook endpoint' })
   @ApiEndpointId()
@@ -132,7 +144,10 @@ export class EndpointsController {
     ...BODY_ERRORS,
     400: ['A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.', 'disabled must be true or false'],
     404: NO_ENDPOINT,
-    409: ['The endpoint is declared in WEBHOOK_URLS, or another endpoint has this url.', CONFIG_OWNED],
+    409: [
+      'A url or description for an endpoint declared in WEBHOOK_URLS (only disabled changes there), or another endpoint has this url.',
+      CONFIG_OWNED,
+    ],
   })
   async update(@Param('id') id: string, @Body() body: EndpointChangesDto): Promise<EndpointDto> {
     return toEndpointDto(await this.endpoints.update(id, body));
@@ -153,16 +168,20 @@ export class EndpointsController {
   @ApiOperation({ operationId: 'getWebhookEndpointSecret', summary: "Get an endpoint's signing secret" })
   @ApiEndpointId()
   @ApiOkResponse({ type: SecretDto, description: 'The current secret.' })
-  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT })
+  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT, 409: CONFIG_SECRET })
   async secret(@Param('id') id: string): Promise<SecretDto> {
     return { secret: await this.endpoints.secret(id) };
   }
 
-  /** Rotates the secret: for WEBHOOK_SECRET_OVERLAP (24 h by default) the previous one signs too, then only the new one. */
+  /**
+   * Rotates the secret: for WEBHOOK_SECRET_OVERLAP (24 h by default) the previous one signs too, then
+   * only the new one. The body is optional: without one (or with `{}`) the new secret is generated.
+   */
   @Post(':id/secret/rotate')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ operationId: 'rotateWebhookEndpointSecret', summary: "Rotate an endpoint's signing secret" })
   @ApiEndpointId()
+  @ApiBody({ type: SecretRotationDto, required: false })
   @ApiOkResponse({ type: SecretDto, description: 'The new secret.' })
   @ApiErrorResponses({
     ...COMMON,
@@ -172,10 +191,10 @@ export class EndpointsController {
       'secret must be whsec_ followed by the base64 of 24 to 64 bytes',
     ],
     404: NO_ENDPOINT,
-    409: [CONFIG_OWNED, CONFIG_OWNED],
+    409: CONFIG_SECRET,
   })
   async rotate(@Param('id') id: string, @Body() body: SecretRotationDto): Promise<SecretDto> {
-    return { secret: await this.endpoints.rotate(id, body?.secret) };
+    return { secret: await this.endpoints.rotate(id, body.secret) };
   }
 
   /** The endpoint's deliveries, newest first, a page at a time (`Link: rel="next"` while more follow). */
@@ -256,8 +275,9 @@ export class EndpointsController {
     404: NO_ENDPOINT,
   })
   async recover(@Param('id') id: string, @Body() body: RecoverDto): Promise<RecoverResultDto> {
-    const until = body.until === undefined ? undefined : Date.parse(body.until);
-    return { queued: await this.endpoints.recover(id, Date.parse(body.since), until) };
+    // Both validated as RFC 3339 already.
+    const until = body.until === undefined ? undefined : parseRfc3339(body.until);
+    return { queued: await this.endpoints.recover(id, parseRfc3339(body.since)!, until) };
   }
 }
 

@@ -8,14 +8,16 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import { WebhookConfig } from '../../config/app-config';
+import { ConfigError } from '../../config/config.error';
 import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
 import { withoutStack } from '../../errors/without-stack';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../blocked-networks';
 import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence/deliveries.store';
+import { SecretsKeyError } from '../persistence/secrets-cipher';
 import { WebhookDispatcher } from '../webhook.dispatcher';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
-import { EndpointsStore, EndpointUrlTakenError } from './endpoints.store';
+import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from './endpoints.store';
 
 /** A new secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
 export function newSecret(): string {
@@ -33,8 +35,10 @@ export function newEndpointId(): string {
 }
 
 /**
- * The admin API's work on endpoints and their deliveries, and the start-up reconciliation of the
- * endpoints WEBHOOK_URLS declares. `config` endpoints are read-only here (409): the configuration owns them.
+ * The admin API's work on endpoints and their deliveries, and at start-up the reconciliation of the
+ * endpoints WEBHOOK_URLS declares and the encryption of stored secrets under WEBHOOK_SECRETS_KEY.
+ * `config` endpoints belong to the configuration: only their `disabled` changes here (409 otherwise),
+ * and their secret, WEBHOOK_SECRET, is never served.
  */
 @Injectable()
 export class EndpointsService implements OnModuleInit {
@@ -49,12 +53,31 @@ export class EndpointsService implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const { urls, secrets } = this.config.configured;
-    const { added, removed } = await this.endpoints.reconcile(urls, secrets, newEndpointId);
+    const { urls } = this.config.configured;
+    const { added, removed } = await this.endpoints.reconcile(urls, newEndpointId);
     if (added > 0 || removed > 0) {
       this.logger.log(
         `WEBHOOK_URLS: ${added} endpoint(s) added, ${removed} removed with their pending deliveries ` +
           `(now ${urls.map(hostOf).join(', ') || 'none'})`,
+      );
+    }
+    // Before the dispatcher's first claim (onApplicationBootstrap): a key that does not open a stored
+    // secret stops start-up here, with one line, rather than failing sends and requests later.
+    let resealed: number;
+    try {
+      resealed = await this.endpoints.reseal();
+    } catch (error) {
+      if (!(error instanceof SecretsKeyError)) throw error;
+      const { secretsKey } = this.config;
+      const used = secretsKey.kind === 'data-dir' ? ` (unset: the key file in ${secretsKey.dataDir} was used)` : '';
+      throw new ConfigError(
+        `Invalid configuration: WEBHOOK_SECRETS_KEY${used} cannot decrypt the stored webhook endpoint secrets: ${error.message}; ` +
+          'give the key they were encrypted with (comma-separated keys: the first encrypts, every one decrypts)',
+      );
+    }
+    if (resealed > 0) {
+      this.logger.log(
+        `Encrypted the stored secrets of ${resealed} webhook endpoint(s) with the first WEBHOOK_SECRETS_KEY`,
       );
     }
   }
@@ -67,15 +90,26 @@ export class EndpointsService implements OnModuleInit {
     const url = await this.checkedUrl(input.url);
     const secret = newSecret();
     try {
-      const endpoint = await this.endpoints.create({
-        id: newEndpointId(),
-        url,
-        description: input.description ?? '',
-        disabled: input.disabled ?? false,
-        secret,
-      });
+      const endpoint = await this.endpoints.create(
+        {
+          id: newEndpointId(),
+          url,
+          description: input.description ?? '',
+          disabled: input.disabled ?? false,
+          secret,
+        },
+        this.config.maxEndpoints,
+      );
       return { ...endpoint, secret };
     } catch (error) {
+      if (error instanceof EndpointLimitError) {
+        throw withoutStack(
+          () =>
+            new ConflictException(
+              `There are ${error.max} API endpoints already, the most WEBHOOK_MAX_ENDPOINTS allows: delete one, or raise WEBHOOK_MAX_ENDPOINTS`,
+            ),
+        );
+      }
       throw urlTaken(error);
     }
   }
@@ -89,7 +123,8 @@ export class EndpointsService implements OnModuleInit {
   }
 
   async update(id: string, changes: EndpointChanges): Promise<Endpoint> {
-    await this.writable(id, 'changed');
+    // An operator pauses and resumes a config endpoint here; its url and description are the configuration's.
+    if (changes.url !== undefined || changes.description !== undefined) await this.writable(id, 'changed');
     const url = changes.url === undefined ? undefined : await this.checkedUrl(changes.url);
     try {
       return (await this.endpoints.update(id, { ...changes, url })) ?? notFound(id);
@@ -104,6 +139,7 @@ export class EndpointsService implements OnModuleInit {
   }
 
   async secret(id: string): Promise<string> {
+    await this.withOwnSecret(id);
     const secrets = (await this.endpoints.secrets(id)) ?? notFound(id);
     return secrets[0].secret;
   }
@@ -114,7 +150,7 @@ export class EndpointsService implements OnModuleInit {
         () => new BadRequestException('secret must be whsec_ followed by the base64 of 24 to 64 bytes'),
       );
     }
-    await this.writable(id, 'rotated');
+    await this.withOwnSecret(id);
     const next = given ?? newSecret();
     const now = Date.now();
     const change = (secrets: readonly SigningSecret[]) => rotated(secrets, next, now, this.config.secretOverlapMs);
@@ -153,6 +189,19 @@ export class EndpointsService implements OnModuleInit {
       throw withoutStack(() => new BadRequestException(problem.startsWith('url ') ? problem : `url ${problem}`));
     }
     return new URL(value).href;
+  }
+
+  /** 404 when there is no such endpoint; 409 for a config endpoint, whose secret is WEBHOOK_SECRET. */
+  private async withOwnSecret(id: string): Promise<void> {
+    const endpoint = await this.get(id);
+    if (endpoint.source === 'config') {
+      throw withoutStack(
+        () =>
+          new ConflictException(
+            `Endpoint ${id} is declared in WEBHOOK_URLS: its secret is the operator's WEBHOOK_SECRET and is not served`,
+          ),
+      );
+    }
   }
 
   /** 404 when there is no such endpoint; 409 when the configuration owns it. */

@@ -7,12 +7,23 @@ export class EndpointUrlTakenError extends Error {
   }
 }
 
+/** There are `max` API endpoints already (WEBHOOK_MAX_ENDPOINTS). */
+export class EndpointLimitError extends Error {
+  constructor(readonly max: number) {
+    super(`There are ${max} API endpoints already`);
+  }
+}
+
 /**
  * Endpoints, for the admin API, for start-up (the `config` ones) and for the outbox writer. Deleting
  * an endpoint deletes its deliveries and their attempts with it, so nothing queued for it is sent.
  */
 export abstract class EndpointsStore {
-  abstract create(endpoint: NewEndpoint): Promise<Endpoint>;
+  /**
+   * Stores a new `api` endpoint, unless there are `maxApiEndpoints` of them already (disabled ones
+   * count): an `EndpointLimitError`. The count and the insert are one step for every instance.
+   */
+  abstract create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint>;
   /** Oldest first: ids sort in creation order. */
   abstract list(limit: number, after?: string): Promise<Endpoint[]>;
   abstract get(id: string): Promise<Endpoint | undefined>;
@@ -23,13 +34,17 @@ export abstract class EndpointsStore {
   /** Replaces the secrets by what `change` makes of them, in one transaction; false when there is no such endpoint. */
   abstract updateSecrets(id: string, change: (secrets: readonly SigningSecret[]) => SigningSecret[]): Promise<boolean>;
   /**
-   * Makes the `config` endpoints exactly `urls`, each enabled and signed by every one of `secrets`
-   * (an `api` endpoint with one of these URLs becomes `config`); removes the others with their
-   * deliveries. `newId` names the endpoints it creates. Resolves with what it added and removed.
+   * Makes the `config` endpoints exactly `urls`, signed by WEBHOOK_SECRET (never stored: their
+   * `secrets` say so, and any stored before are cleared); removes the others with their deliveries.
+   * A `config` endpoint that stays keeps its `disabled` (paused through the API, or by the service);
+   * a new one is enabled, and so is an `api` endpoint with one of these URLs, which becomes `config`.
+   * `newId` names the endpoints it creates. Resolves with what it added and removed.
    */
-  abstract reconcile(
-    urls: readonly string[],
-    secrets: readonly string[],
-    newId: () => string,
-  ): Promise<{ added: number; removed: number }>;
+  abstract reconcile(urls: readonly string[], newId: () => string): Promise<{ added: number; removed: number }>;
+  /**
+   * Seals under the first key of WEBHOOK_SECRETS_KEY every stored secret that is in clear or under
+   * another key; resolves with how many endpoints it changed. Rejects with a `SecretsKeyError` naming
+   * the endpoint when one cannot be opened.
+   */
+  abstract reseal(): Promise<number>;
 }

@@ -15,7 +15,7 @@ import {
   Recorded,
   RecordedResult,
 } from './deliveries.store';
-import { parseSecrets } from './secrets-column';
+import { SecretsColumn } from './secrets-column';
 
 interface ClaimedRow {
   id: string;
@@ -102,7 +102,10 @@ const VIEW = `SELECT d.id::text AS seq, d.message_id, d.endpoint_id, m.event_typ
  * that keeps it claimed, without a lock, while it is sent.
  */
 export class PostgresDeliveriesStore extends DeliveriesStore {
-  constructor(private readonly database: PostgresDatabase) {
+  constructor(
+    private readonly database: PostgresDatabase,
+    private readonly secretsColumn: SecretsColumn,
+  ) {
     super();
   }
 
@@ -141,7 +144,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
       webhookId: row.message_id,
       endpointId: row.endpoint_id,
       url: row.url,
-      secrets: parseSecrets(row.secrets),
+      secrets: this.secretsColumn.read(row.secrets),
       endpointFailures: row.failures,
       payload: row.payload,
       attempts: row.attempts,

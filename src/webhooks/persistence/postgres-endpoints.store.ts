@@ -1,8 +1,9 @@
 import { PoolClient } from 'pg';
 import { PostgresDatabase } from '../../database/postgres-database';
 import { Endpoint, EndpointChanges, NewEndpoint, SigningSecret } from '../endpoints/endpoint';
-import { EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
-import { parseSecrets, serializeSecrets } from './secrets-column';
+import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
+import { SecretsKeyError } from './secrets-cipher';
+import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
 
 interface EndpointRow {
   id: string;
@@ -19,6 +20,8 @@ const COLUMNS = `id, url, description, disabled, disabled_reason, source,
                  (extract(epoch FROM created_at) * 1000)::float8 AS created_at_ms,
                  (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms`;
 const UNIQUE_VIOLATION = '23505';
+/** Taken by every change to the set of endpoints (a create, the reconcile): instances starting or creating together take turns. */
+const ENDPOINTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))";
 
 /** Deletes an endpoint with its deliveries and their attempts, in one statement. */
 const REMOVE = `WITH gone AS (DELETE FROM webhook_deliveries WHERE endpoint_id = $1 RETURNING id),
@@ -27,28 +30,38 @@ const REMOVE = `WITH gone AS (DELETE FROM webhook_deliveries WHERE endpoint_id =
 
 /** Endpoints in PostgreSQL, shared by every instance; times from the server's clock. */
 export class PostgresEndpointsStore extends EndpointsStore {
-  constructor(private readonly database: PostgresDatabase) {
+  constructor(
+    private readonly database: PostgresDatabase,
+    private readonly secretsColumn: SecretsColumn,
+  ) {
     super();
   }
 
-  async create(endpoint: NewEndpoint): Promise<Endpoint> {
+  async create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint> {
+    const secrets = this.secretsColumn.write([{ secret: endpoint.secret }]);
+    let rows: EndpointRow[];
     try {
-      const { rows } = await this.database.timedQuery<EndpointRow>(
-        this.database.pool,
-        `INSERT INTO webhook_endpoints (id, url, description, source, disabled, secrets)
-         VALUES ($1, $2, $3, 'api', $4, $5) RETURNING ${COLUMNS}`,
-        [
-          endpoint.id,
-          endpoint.url,
-          endpoint.description,
-          endpoint.disabled,
-          serializeSecrets([{ secret: endpoint.secret }]),
-        ],
+      // The lock (sent with the BEGIN) makes the count and the insert one step across instances; at
+      // the cap the statement inserts nothing, and the transaction commits as usual.
+      rows = await this.database.transaction(
+        async (client) =>
+          (
+            await this.database.timedQuery<EndpointRow>(
+              client,
+              `INSERT INTO webhook_endpoints (id, url, description, source, disabled, secrets)
+               SELECT $1, $2, $3, 'api', $4, $5
+               WHERE (SELECT count(*) FROM webhook_endpoints WHERE source = 'api') < $6
+               RETURNING ${COLUMNS}`,
+              [endpoint.id, endpoint.url, endpoint.description, endpoint.disabled, secrets, maxApiEndpoints],
+            )
+          ).rows,
+        { begin: [ENDPOINTS_LOCK] },
       );
-      return toEndpoint(rows[0]);
     } catch (error) {
       throw this.translate(error, 'store an endpoint', endpoint.url);
     }
+    if (rows.length === 0) throw new EndpointLimitError(maxApiEndpoints);
+    return toEndpoint(rows[0]);
   }
 
   async list(limit: number, after?: string): Promise<Endpoint[]> {
@@ -101,7 +114,7 @@ export class PostgresEndpointsStore extends EndpointsStore {
       'SELECT secrets FROM webhook_endpoints WHERE id = $1',
       [id],
     );
-    return rows[0] && parseSecrets(rows[0].secrets);
+    return rows[0] && this.secretsColumn.read(rows[0].secrets);
   }
 
   async updateSecrets(id: string, change: (secrets: readonly SigningSecret[]) => SigningSecret[]): Promise<boolean> {
@@ -115,36 +128,35 @@ export class PostgresEndpointsStore extends EndpointsStore {
       await this.database.timedQuery(
         client,
         'UPDATE webhook_endpoints SET secrets = $2, updated_at = clock_timestamp() WHERE id = $1',
-        [id, serializeSecrets(change(parseSecrets(rows[0].secrets)))],
+        [id, this.secretsColumn.write(change(this.secretsColumn.read(rows[0].secrets)))],
       );
       return true;
     });
   }
 
-  async reconcile(urls: readonly string[], secrets: readonly string[], newId: () => string) {
+  async reconcile(urls: readonly string[], newId: () => string) {
     return this.inTransaction('reconcile the endpoints of WEBHOOK_URLS', async (client) => {
       // Instances starting together take turns.
-      await this.database.timedQuery(
-        client,
-        "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))",
-        [],
-      );
+      await this.database.timedQuery(client, ENDPOINTS_LOCK, []);
       const { rows: known } = await this.database.timedQuery<{ id: string; url: string; source: string }>(
         client,
         'SELECT id, url, source FROM webhook_endpoints WHERE url = ANY($1) OR source = $2',
         [urls, 'config'],
       );
-      const signing = serializeSecrets(secrets.map((secret) => ({ secret })));
       let added = 0;
       for (const url of urls) {
         if (!known.some((row) => row.url === url)) added++;
-        // The configuration declares them enabled: start-up re-enables one the service had disabled.
+        // A config endpoint that stays keeps its `disabled` (an operator's pause, or the service's);
+        // an api endpoint that the configuration now declares becomes config, enabled.
         await this.database.timedQuery(
           client,
-          `INSERT INTO webhook_endpoints (id, url, source, secrets) VALUES ($1, $2, 'config', $3)
-           ON CONFLICT (url) DO UPDATE SET source = 'config', secrets = excluded.secrets, disabled = false,
-             disabled_reason = NULL, updated_at = clock_timestamp()`,
-          [newId(), url, signing],
+          `INSERT INTO webhook_endpoints AS e (id, url, source, secrets) VALUES ($1, $2, 'config', $3)
+           ON CONFLICT (url) DO UPDATE SET secrets = excluded.secrets,
+             disabled = CASE WHEN e.source = 'config' THEN e.disabled ELSE false END,
+             disabled_reason = CASE WHEN e.source = 'config' THEN e.disabled_reason END,
+             updated_at = CASE WHEN e.source = 'config' THEN e.updated_at ELSE clock_timestamp() END,
+             source = 'config'`,
+          [newId(), url, CONFIGURED_SECRETS],
         );
       }
       let removed = 0;
@@ -156,10 +168,30 @@ export class PostgresEndpointsStore extends EndpointsStore {
     });
   }
 
+  async reseal(): Promise<number> {
+    return this.inTransaction('encrypt the endpoint secrets', async (client) => {
+      await this.database.timedQuery(client, ENDPOINTS_LOCK, []);
+      const { rows } = await this.database.timedQuery<{ id: string; secrets: string }>(
+        client,
+        'SELECT id, secrets FROM webhook_endpoints FOR UPDATE',
+        [],
+      );
+      let changed = 0;
+      for (const { id, secrets } of rows) {
+        const sealed = this.secretsColumn.resealed(secrets, id);
+        if (sealed === undefined) continue;
+        await this.database.timedQuery(client, 'UPDATE webhook_endpoints SET secrets = $2 WHERE id = $1', [id, sealed]);
+        changed++;
+      }
+      return changed;
+    });
+  }
+
   private async inTransaction<T>(action: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
     try {
       return await this.database.transaction(work);
     } catch (error) {
+      if (error instanceof SecretsKeyError) throw error;
       throw this.database.translate(error, action);
     }
   }

@@ -16,7 +16,7 @@ import {
   Recorded,
   RecordedResult,
 } from './deliveries.store';
-import { parseSecrets } from './secrets-column';
+import { SecretsColumn } from './secrets-column';
 import { disabledReason } from '../dispatch-policy';
 
 interface DueRow {
@@ -111,7 +111,10 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
   private dispatch?: ReturnType<typeof prepareDispatch>;
   private admin?: ReturnType<typeof prepareAdmin>;
 
-  constructor(private readonly database: SqliteDatabase) {
+  constructor(
+    private readonly database: SqliteDatabase,
+    private readonly secretsColumn: SecretsColumn,
+  ) {
     super();
   }
 
@@ -176,7 +179,7 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
   /** The dispatcher's statements, on the relaxed connection: a lost claim or result only means a resend. */
   private run<T>(work: (statements: ReturnType<typeof prepareDispatch>) => T): T {
     try {
-      this.dispatch ??= prepareDispatch(this.database.relaxedConnection);
+      this.dispatch ??= prepareDispatch(this.database.relaxedConnection, this.secretsColumn);
       return work(this.dispatch);
     } catch (error) {
       throw sqliteFailure('SQLite failed to read or update the webhook outbox', error);
@@ -235,7 +238,7 @@ function prepareAdmin(db: BetterSqlite3.Database) {
   };
 }
 
-function prepareDispatch(db: BetterSqlite3.Database) {
+function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColumn) {
   const candidates = db.prepare<[number], { id: string; url: string; secrets: string; failures: bigint }>(
     'SELECT id, url, secrets, failures FROM webhook_endpoints WHERE disabled = 0 AND (paused_until IS NULL OR paused_until <= ?)',
   );
@@ -272,7 +275,7 @@ function prepareDispatch(db: BetterSqlite3.Database) {
           webhookId: row.message_id,
           endpointId: endpoint.id,
           url: endpoint.url,
-          secrets: parseSecrets(endpoint.secrets),
+          secrets: secretsColumn.read(endpoint.secrets),
           endpointFailures: Number(endpoint.failures),
           payload: row.payload,
           attempts: Number(row.attempts),

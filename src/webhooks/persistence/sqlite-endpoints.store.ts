@@ -2,8 +2,9 @@ import BetterSqlite3 from 'better-sqlite3';
 import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
 import { sqliteFailure } from '../../database/sqlite-errors';
 import { Endpoint, EndpointChanges, NewEndpoint, SigningSecret } from '../endpoints/endpoint';
-import { EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
-import { parseSecrets, serializeSecrets } from './secrets-column';
+import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
+import { SecretsKeyError } from './secrets-cipher';
+import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
 
 interface EndpointRow {
   id: string;
@@ -22,18 +23,23 @@ const COLUMNS = 'id, url, description, disabled, disabled_reason, source, create
 export class SqliteEndpointsStore extends EndpointsStore {
   private statements?: ReturnType<typeof prepare>;
 
-  constructor(private readonly database: SqliteDatabase) {
+  constructor(
+    private readonly database: SqliteDatabase,
+    private readonly secretsColumn: SecretsColumn,
+  ) {
     super();
   }
 
-  create(endpoint: NewEndpoint): Promise<Endpoint> {
+  create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint> {
+    // The count and the insert share one BEGIN IMMEDIATE: every writer of the file takes turns.
     return this.write('SQLite failed to store an endpoint', (s) => {
+      if (Number(s.apiCount.get()) >= maxApiEndpoints) throw new EndpointLimitError(maxApiEndpoints);
       const now = Date.now();
       try {
         s.insert.run({
           ...endpoint,
           disabled: endpoint.disabled ? 1 : 0,
-          secrets: serializeSecrets([{ secret: endpoint.secret }]),
+          secrets: this.secretsColumn.write([{ secret: endpoint.secret }]),
           now,
         });
       } catch (error) {
@@ -87,7 +93,7 @@ export class SqliteEndpointsStore extends EndpointsStore {
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
     return this.read((s) => {
       const secrets = s.secrets.get(id);
-      return secrets === undefined ? undefined : parseSecrets(secrets);
+      return secrets === undefined ? undefined : this.secretsColumn.read(secrets);
     });
   }
 
@@ -95,19 +101,19 @@ export class SqliteEndpointsStore extends EndpointsStore {
     return this.write('SQLite failed to rotate a secret', (s) => {
       const secrets = s.secrets.get(id);
       if (secrets === undefined) return false;
-      s.setSecrets.run({ id, secrets: serializeSecrets(change(parseSecrets(secrets))), now: Date.now() });
+      const next = this.secretsColumn.write(change(this.secretsColumn.read(secrets)));
+      s.setSecrets.run({ id, secrets: next, now: Date.now() });
       return true;
     });
   }
 
-  reconcile(urls: readonly string[], secrets: readonly string[], newId: () => string) {
+  reconcile(urls: readonly string[], newId: () => string) {
     return this.write('SQLite failed to reconcile the endpoints of WEBHOOK_URLS', (s) => {
       const now = Date.now();
-      const signing = serializeSecrets(secrets.map((secret) => ({ secret })));
       let added = 0;
       for (const url of urls) {
         if (s.sourceOf.get(url) === undefined) added++;
-        s.upsertConfig.run({ id: newId(), url, secrets: signing, now });
+        s.upsertConfig.run({ id: newId(), url, secrets: CONFIGURED_SECRETS, now });
       }
       let removed = 0;
       for (const id of s.configIds.all()) {
@@ -117,11 +123,25 @@ export class SqliteEndpointsStore extends EndpointsStore {
     });
   }
 
+  reseal(): Promise<number> {
+    return this.write('SQLite failed to encrypt the endpoint secrets', (s) => {
+      let changed = 0;
+      for (const { id, secrets } of s.allSecrets.all()) {
+        const sealed = this.secretsColumn.resealed(secrets, id);
+        if (sealed === undefined) continue;
+        s.reseal.run({ id, secrets: sealed });
+        changed++;
+      }
+      return changed;
+    });
+  }
+
   private read<T>(work: (statements: ReturnType<typeof prepare>) => T): T {
     try {
       this.statements ??= prepare(this.database.connection);
       return work(this.statements);
     } catch (error) {
+      if (error instanceof SecretsKeyError) throw error;
       throw sqliteFailure('SQLite failed to read the webhook endpoints', error);
     }
   }
@@ -133,7 +153,12 @@ export class SqliteEndpointsStore extends EndpointsStore {
         this.statements ??= prepare(this.database.connection);
         return this.statements.transaction(() => work(this.statements!));
       } catch (error) {
-        if (error instanceof EndpointUrlTakenError) throw error;
+        if (
+          error instanceof EndpointUrlTakenError ||
+          error instanceof EndpointLimitError ||
+          error instanceof SecretsKeyError
+        )
+          throw error;
         throw sqliteFailure(message, error);
       }
     });
@@ -169,13 +194,21 @@ function prepare(db: BetterSqlite3.Database) {
     ),
     secrets: db.prepare<[string], string>('SELECT secrets FROM webhook_endpoints WHERE id = ?').pluck(),
     setSecrets: db.prepare('UPDATE webhook_endpoints SET secrets = @secrets, updated_at = @now WHERE id = @id'),
-    // The configuration declares them enabled: start-up re-enables one the service had disabled.
+    // The same secrets, stored anew: not a change anyone made.
+    reseal: db.prepare('UPDATE webhook_endpoints SET secrets = @secrets WHERE id = @id'),
+    // A config endpoint that stays keeps its `disabled` (an operator's pause, or the service's);
+    // an api endpoint that the configuration now declares becomes config, enabled.
     upsertConfig: db.prepare(
       `INSERT INTO webhook_endpoints (id, url, source, secrets, created_at, updated_at)
        VALUES (@id, @url, 'config', @secrets, @now, @now)
-       ON CONFLICT (url) DO UPDATE SET source = 'config', secrets = excluded.secrets, disabled = 0,
-         disabled_reason = NULL, updated_at = excluded.updated_at`,
+       ON CONFLICT (url) DO UPDATE SET secrets = excluded.secrets,
+         disabled = CASE WHEN source = 'config' THEN disabled ELSE 0 END,
+         disabled_reason = CASE WHEN source = 'config' THEN disabled_reason END,
+         updated_at = CASE WHEN source = 'config' THEN updated_at ELSE excluded.updated_at END,
+         source = 'config'`,
     ),
+    apiCount: db.prepare<[], bigint>("SELECT count(*) FROM webhook_endpoints WHERE source = 'api'").pluck(),
+    allSecrets: db.prepare<[], { id: string; secrets: string }>('SELECT id, secrets FROM webhook_endpoints'),
     sourceOf,
     configIds: db.prepare<[], string>("SELECT id FROM webhook_endpoints WHERE source = 'config'").pluck(),
     urlOf: db.prepare<[string], string>('SELECT url FROM webhook_endpoints WHERE id = ?').pluck(),

@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { parse } from 'lossless-json';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
 import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
 import { NEW_PLANT_SERIALIZATION } from '../../../plants/dto/new-plant.serialization';
 import { AttemptRecord, DeliveryView } from '../../persistence/deliveries.store';
+import { IsRfc3339DateTime } from './rfc3339';
 
 const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
 const SMALL_DECIMAL = /^[0-9]{1,6}$/;
@@ -60,15 +61,17 @@ export class DeliveryWithAttemptsDto extends DeliveryDto {
 /** The body of `POST /webhooks/endpoints/{id}/recover`. */
 @ApiSchema({ name: 'RecoverRequest' })
 export class RecoverDto {
-  /** Queue again every failed delivery created at or after this time (RFC 3339). @example "2026-11-23T00:00:00Z" */
+  /** Queue again every failed delivery created at or after this time: an RFC 3339 date-time, with seconds and an offset or `Z`. @example "2026-11-23T00:00:00Z" */
+  @ApiProperty({ format: 'date-time' })
   @IsDefined({ message: 'since is required' })
-  @IsISO8601({ strict: true }, { message: 'since must be an RFC 3339 date-time' })
+  @IsRfc3339DateTime({ message: 'since must be an RFC 3339 date-time' })
   @IsString({ message: 'since must be an RFC 3339 date-time' })
   since!: string;
 
   /** …and before this one (RFC 3339); no end when absent. */
+  @ApiPropertyOptional({ format: 'date-time' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'until must be an RFC 3339 date-time' })
+  @IsRfc3339DateTime({ message: 'until must be an RFC 3339 date-time' })
   @IsString({ message: 'until must be an RFC 3339 date-time' })
   until?: string;
 }

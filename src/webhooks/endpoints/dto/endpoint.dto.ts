@@ -1,11 +1,35 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+} from 'class-validator';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
+import { OptionalBody } from '../../../validation/optional-body.decorator';
 import { Endpoint } from '../endpoint';
 
 const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
 const SMALL_DECIMAL = /^[0-9]{1,6}$/;
+const DESCRIPTION_NUL = 'description must not contain NUL (\\u0000)';
+
+/** PostgreSQL's text cannot hold NUL: refused as the field's fault, never a 500 on the insert. */
+function WithoutNul(message: string): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'withoutNul',
+      validator: { validate: (value: unknown) => typeof value === 'string' && !value.includes('\0') },
+    },
+    { message },
+  );
+}
 export const ENDPOINT_ID = /^ep_[0-9a-f]{1,64}$/;
 
 /** A subscriber of the new-plant webhook. */
@@ -66,8 +90,9 @@ export class NewEndpointDto {
   @IsString({ message: 'url must be a string' })
   url!: string;
 
-  /** At most 500 characters. @example "Inventory sync" */
+  /** At most 500 characters, no NUL. @example "Inventory sync" */
   @IsOptional()
+  @WithoutNul(DESCRIPTION_NUL)
   @MaxLength(500, { message: 'description must be at most 500 characters' })
   @IsString({ message: 'description must be a string' })
   description?: string;
@@ -86,19 +111,22 @@ export class EndpointChangesDto {
   @IsString({ message: 'url must be a string' })
   url?: string;
 
+  /** At most 500 characters, no NUL. */
   @IsOptional()
+  @WithoutNul(DESCRIPTION_NUL)
   @MaxLength(500, { message: 'description must be at most 500 characters' })
   @IsString({ message: 'description must be a string' })
   description?: string;
 
-  /** `false` re-enables it and clears `disabledReason`. */
+  /** `false` re-enables it and clears `disabledReason`; the only change a `config` endpoint takes. */
   @IsOptional()
   @IsBoolean({ message: 'disabled must be true or false' })
   disabled?: boolean;
 }
 
-/** The body of `POST /webhooks/endpoints/{id}/secret/rotate`. */
+/** The body of `POST /webhooks/endpoints/{id}/secret/rotate`, which may also come without one. */
 @ApiSchema({ name: 'SecretRotation' })
+@OptionalBody()
 export class SecretRotationDto {
   /** The new secret (`whsec_` and the base64 of 24 to 64 bytes); generated when absent. */
   @IsOptional()

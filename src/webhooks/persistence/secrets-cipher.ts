@@ -1,0 +1,124 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SecretsKeyConfig } from '../../config/app-config';
+import { ConfigError } from '../../config/config.error';
+import { isSecretsKey } from '../../config/webhook-config';
+
+/** The key file made in DATA_DIR when no WEBHOOK_SECRETS_KEY is given (SQLite outside production). */
+export const SECRETS_KEY_FILE = 'webhook-secrets.key';
+/** Bytes of an AES-256 key. */
+export const SECRETS_KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const PREFIX = 'enc:v1:';
+// Binds every ciphertext to its use: a value sealed for something else does not open here.
+const ASSOCIATED_DATA = Buffer.from('plant-store webhook endpoint secrets v1');
+
+/** A stored value that none of the keys opens (a wrong or missing WEBHOOK_SECRETS_KEY), or that was altered. */
+export class SecretsKeyError extends Error {}
+
+/**
+ * AES-256-GCM under WEBHOOK_SECRETS_KEY: the first key seals, every key opens (rotation). A sealed
+ * value is `enc:v1:<key id>:<base64 of iv, ciphertext and tag>`; the key id (8 hex digits of the
+ * key's SHA-256, which says nothing of the key) picks the key that opens it, and tells start-up
+ * which rows are not under the first key yet.
+ */
+export class SecretsCipher {
+  private readonly keys: ReadonlyMap<string, Buffer>;
+  private readonly current: { readonly id: string; readonly key: Buffer };
+
+  /** `keys`: base64 of 32 bytes each, the first one seals. */
+  constructor(keys: readonly string[]) {
+    if (keys.length === 0 || !keys.every(isSecretsKey)) {
+      throw new Error('SecretsCipher needs one or more keys of 32 bytes in base64');
+    }
+    const entries = keys.map((key) => {
+      const bytes = Buffer.from(key, 'base64');
+      return [keyId(bytes), bytes] as const;
+    });
+    this.keys = new Map(entries);
+    this.current = { id: entries[0][0], key: entries[0][1] };
+  }
+
+  /**
+   * The key kept in `dataDir` (made with mode 0600 on first use, its folder 0700), so secrets stored
+   * on a developer's machine still open after a restart. Two processes starting at once keep the first one's key.
+   */
+  static fromDataDir(dataDir: string): SecretsCipher {
+    const file = join(dataDir, SECRETS_KEY_FILE);
+    try {
+      return new SecretsCipher([readFileSync(file, 'utf8').trim()]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw new ConfigError(
+          `Invalid configuration: the key file ${file} cannot be used (${(error as NodeJS.ErrnoException).code ?? 'not 32 bytes in base64'}): ` +
+            'restore it, or set WEBHOOK_SECRETS_KEY',
+        );
+      }
+    }
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    try {
+      writeFileSync(file, `${randomBytes(SECRETS_KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+      chmodSync(file, 0o600); // whatever the umask
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    return SecretsCipher.fromDataDir(dataDir);
+  }
+
+  seal(plaintext: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
+    cipher.setAAD(ASSOCIATED_DATA);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return `${PREFIX}${this.current.id}:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64')}`;
+  }
+
+  /** The plaintext of a sealed value; a `SecretsKeyError` when no key opens it. */
+  open(sealed: string): string {
+    const [id, data] = sealed.startsWith(PREFIX) ? sealed.slice(PREFIX.length).split(':') : [];
+    const key = id === undefined ? undefined : this.keys.get(id);
+    if (key === undefined || data === undefined) {
+      throw new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY');
+    }
+    const bytes = Buffer.from(data, 'base64');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
+      decipher.setAAD(ASSOCIATED_DATA);
+      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+      return Buffer.concat([
+        decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
+    } catch {
+      throw new SecretsKeyError('a secret does not decrypt with its key: it was altered');
+    }
+  }
+
+  /** Sealed under the first key: nothing to do at start-up. */
+  isCurrent(value: string): boolean {
+    return value.startsWith(`${PREFIX}${this.current.id}:`);
+  }
+}
+
+/** The cipher WEBHOOK_SECRETS_KEY configures; undefined when there is no key (and no admin credential). */
+export function secretsCipherFor(config: SecretsKeyConfig): SecretsCipher | undefined {
+  switch (config.kind) {
+    case 'keys':
+      return new SecretsCipher(config.keys);
+    case 'data-dir':
+      return SecretsCipher.fromDataDir(config.dataDir);
+    case 'none':
+      return undefined;
+  }
+}
+
+/** Whether a column value is sealed (under any key), as opposed to written in clear. */
+export function isSealed(value: string): boolean {
+  return value.startsWith(PREFIX);
+}
+
+function keyId(key: Buffer): string {
+  return createHash('sha256').update('plant-store key id').update(key).digest('hex').slice(0, 8);
+}
