@@ -592,7 +592,12 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     await start(env);
     // PostgreSQL: half of the creates through a second instance on the same database.
     const second = postgres
-      ? await createTestApp({ DATABASE_URL: schema!.url, ADMIN_TOKENS: ADMIN, ...env })
+      ? await createTestApp({
+          DATABASE_URL: schema!.url,
+          ADMIN_TOKENS: ADMIN,
+          WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+          ...env,
+        })
       : undefined;
     try {
       const answers = await Promise.all(
