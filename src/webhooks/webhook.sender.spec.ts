@@ -4,7 +4,7 @@ import { AddressInfo, Socket } from 'node:net';
 import { eventually } from '../../test/support/eventually';
 import { BlockedNetworks } from './blocked-networks';
 import { ClaimedDelivery } from './persistence/deliveries.store';
-import { MAX_ANSWER_BODY_BYTES, WebhookSender } from './webhook.sender';
+import { MAX_ANSWER_BODY_BYTES, MAX_ANSWER_HEADER_BYTES, WebhookSender } from './webhook.sender';
 
 const TIMEOUT_MS = 1000;
 // Waits for what the receiver observes: generous, since the machine may be loaded. Never a threshold.
@@ -156,6 +156,17 @@ describe('WebhookSender (real receivers on 127.0.0.1)', () => {
     expect(attempt).toMatchObject({ outcome: '2xx', status: 200, detail: 'HTTP 200' });
     await eventually(() => receiver!.allClosed(), OBSERVED_WITHIN_MS);
     expect(receiver!.bytesWritten()).toBeLessThan(WRITTEN_BOUND);
+  });
+
+  it('should refuse an answer whose headers exceed the limit, and close its connection', async () => {
+    const url = await start((_request, response) => {
+      response.writeHead(200, { 'x-padding': 'p'.repeat(MAX_ANSWER_HEADER_BYTES) }).end();
+    });
+
+    const attempt = await sender.send(delivery(url), running.signal);
+
+    expect(attempt).toMatchObject({ outcome: 'network', detail: 'UND_ERR_HEADERS_OVERFLOW' });
+    await eventually(() => receiver!.allClosed(), OBSERVED_WITHIN_MS);
   });
 
   it.each([
