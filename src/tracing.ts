@@ -22,6 +22,7 @@ import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as Resources from '@opentelemetry/resources';
 import * as TraceBase from '@opentelemetry/sdk-trace-base';
 import * as TraceNode from '@opentelemetry/sdk-trace-node';
+import { originOf } from './logging/host-of';
 import { tracingRequested } from './platform/trace-context';
 
 let provider: TraceNode.NodeTracerProvider | undefined;
@@ -83,10 +84,21 @@ function startTracing(): void {
       new NestInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
-      // The webhook's requests (undici): a client span each, and `traceparent` on the request.
-      new UndiciInstrumentation(),
+      // The webhook's requests (undici): a client span each, and `traceparent` on the request. The
+      // endpoint's origin only: its path and query may hold a credential.
+      new UndiciInstrumentation({ startSpanHook: originOnly }),
     ],
   });
+}
+
+/**
+ * The attributes that replace, on an undici client span, those that would carry the request's path
+ * and query (`url.full`, `url.path`, `url.query`): `url.full` is the origin, the others are left out
+ * (an undefined attribute is not set). `url.scheme`, `server.address` and `server.port` stay; the
+ * span's name is the method alone.
+ */
+export function originOnly(request: { origin: string | URL }): Record<string, string | undefined> {
+  return { 'url.full': originOf(String(request.origin)), 'url.path': undefined, 'url.query': undefined };
 }
 
 /** Flushes the spans still buffered and stops the provider; called last at shutdown. Nothing when tracing is off. */

@@ -3,7 +3,7 @@ import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common'
 import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { hostOf } from '../logging/host-of';
+import { hostOf, originAttributes } from '../logging/host-of';
 import { contextFromCarrier, inSpan } from '../platform/trace-context';
 import { attemptResult } from './dispatch-policy';
 import { ClaimedDelivery, DeliveriesStore, RecordedResult } from './persistence/deliveries.store';
@@ -163,6 +163,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
           'messaging.message.id': delivery.webhookId,
           'plant_store.webhook.endpoint_id': delivery.endpointId,
           'plant_store.webhook.attempt': delivery.attempts + 1,
+          // The endpoint's origin only (never its path or query, which may hold a credential).
+          ...originAttributes(delivery.url),
         },
       },
       contextFromCarrier(delivery.traceContext),

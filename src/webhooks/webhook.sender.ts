@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
+import { withoutUrl } from '../logging/host-of';
 import { API_VERSION } from '../openapi/openapi-document';
 import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
@@ -23,10 +24,27 @@ export interface Attempt {
 const USER_AGENT = `PlantStore-Webhooks/${API_VERSION}`;
 
 /**
+ * How much of an answer's body a send reads. Only the status counts: a body this small (or smaller)
+ * is read to its end, so the connection goes back to the pool; past it, the connection is closed.
+ */
+export const MAX_ANSWER_BODY_BYTES = 4 * 1024;
+/** The largest status line and headers an answer may have (undici's `maxHeaderSize`). */
+export const MAX_ANSWER_HEADER_BYTES = 16 * 1024;
+
+// undici's own timeouts, when they fire before the attempt's deadline (they are coarser): a timeout too.
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
  * Sends one attempt of one delivery: `POST <url>` with the exact body and the Standard Webhooks
  * headers, signed afresh with this attempt's timestamp and the endpoint's secrets. Success is a 2xx
- * within the timeout; redirects are not followed (a 3xx is a failure), and the response body is not
- * read. Connections go through an agent whose name lookup refuses WEBHOOK_BLOCKED_NETWORKS.
+ * within the timeout; redirects are not followed (a 3xx is a failure).
+ *
+ * The attempt's deadline (WEBHOOK_TIMEOUT_MS) covers everything: connecting, the answer's headers,
+ * and reading at most MAX_ANSWER_BODY_BYTES of its body. A send resolves only once the answer is
+ * read to its end (the connection goes back to the pool) or its connection is destroyed (a body too
+ * large, or still coming at the deadline), so a receiver that trickles its answer never holds a
+ * socket past the attempt, nor after the dispatcher has freed the endpoint's slot. Connections go
+ * through an agent whose name lookup refuses WEBHOOK_BLOCKED_NETWORKS.
  */
 export class WebhookSender {
   private readonly agent: Agent;
@@ -35,7 +53,14 @@ export class WebhookSender {
     private readonly timeoutMs: number,
     private readonly blocked: BlockedNetworks,
   ) {
-    this.agent = new Agent({ connect: { lookup: blocked.lookup } });
+    this.agent = new Agent({
+      connect: { lookup: blocked.lookup, timeout: timeoutMs },
+      // Never longer than the attempt (undici's defaults are 300 s, and the body's measures the gap
+      // between chunks); the attempt's own timer normally ends it first.
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      maxHeaderSize: MAX_ANSWER_HEADER_BYTES,
+    });
   }
 
   async close(): Promise<void> {
@@ -84,9 +109,10 @@ export class WebhookSender {
         },
         body: delivery.payload,
       });
-      // Only the status counts. The body is read away in the background, so the connection goes back
-      // to the pool (closed instead past 128 KiB, or after the agent's body timeout).
-      response.body.dump().catch(() => undefined);
+      // Only the status counts. At most MAX_ANSWER_BODY_BYTES of the body are read, within the same
+      // deadline: to its end (the connection is kept for the next send), or the connection is
+      // destroyed (a larger body, or the deadline: then the attempt is a timeout, whatever the status).
+      await response.body.dump({ limit: MAX_ANSWER_BODY_BYTES, signal: controller.signal });
       return ended(outcomeOf(response.statusCode), `HTTP ${response.statusCode}`, response.statusCode);
     } catch (error) {
       if (shutdown.aborted) return ended('aborted', 'shutting down');
@@ -95,7 +121,11 @@ export class WebhookSender {
       const failure = error as Error & { code?: string; cause?: Error & { code?: string } };
       const reason = failure.code === undefined && failure.cause !== undefined ? failure.cause : failure;
       if (reason instanceof BlockedAddressError) return ended('blocked', reason.message);
-      return ended('network', reason.code ?? reason.message);
+      if (reason.code !== undefined && TIMEOUT_CODES.has(reason.code)) {
+        return ended('timeout', `no answer within ${this.timeoutMs} ms`);
+      }
+      // A message may quote the URL, whose path and query may hold a credential: the origin only.
+      return ended('network', reason.code ?? withoutUrl(reason.message, delivery.url));
     } finally {
       clearTimeout(timer);
       shutdown.removeEventListener('abort', onShutdown);
