@@ -4,6 +4,7 @@ import { API_VERSION } from '../openapi/openapi-document';
 import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries.store';
+import { retryAfterMs } from './retry-after';
 import { signature } from './webhook.signer';
 
 /** How one attempt ended, as counted in the metrics. */
@@ -18,6 +19,8 @@ export interface Attempt {
   /** When it started (Unix ms), and how long it took. */
   readonly atMs: number;
   readonly durationMs: number;
+  /** A 429's or 503's `Retry-After`, in ms from now (clamped to an hour), when it had a valid one. */
+  readonly retryAfterMs?: number;
 }
 
 const USER_AGENT = `PlantStore-Webhooks/${API_VERSION}`;
@@ -87,7 +90,9 @@ export class WebhookSender {
       // Only the status counts. The body is read away in the background, so the connection goes back
       // to the pool (closed instead past 128 KiB, or after the agent's body timeout).
       response.body.dump().catch(() => undefined);
-      return ended(outcomeOf(response.statusCode), `HTTP ${response.statusCode}`, response.statusCode);
+      const retryAfter = retryAfterMs(response.statusCode, response.headers['retry-after']);
+      const answered = ended(outcomeOf(response.statusCode), `HTTP ${response.statusCode}`, response.statusCode);
+      return retryAfter === undefined ? answered : { ...answered, retryAfterMs: retryAfter };
     } catch (error) {
       if (shutdown.aborted) return ended('aborted', 'shutting down');
       if (controller.signal.aborted) return ended('timeout', `no answer within ${this.timeoutMs} ms`);
