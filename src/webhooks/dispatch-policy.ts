@@ -49,8 +49,9 @@ export function failureOf(attempt: Attempt): Failure {
       return { meaning: 'endpoint' };
   }
   const status = attempt.status ?? 0;
-  if (status === 429) return { meaning: 'endpoint', retryAfterMs: attempt.retryAfterMs, retryAfterHoldsEndpoint: true };
-  if (status === 503) return { meaning: 'endpoint', retryAfterMs: attempt.retryAfterMs };
+  const retryAfter = attempt.retryAfterMs === undefined ? {} : { retryAfterMs: attempt.retryAfterMs };
+  if (status === 429) return { meaning: 'endpoint', ...retryAfter, retryAfterHoldsEndpoint: true };
+  if (status === 503) return { meaning: 'endpoint', ...retryAfter };
   if (status === 502 || status === 504) return { meaning: 'endpoint' };
   return { meaning: 'event' };
 }
@@ -68,7 +69,7 @@ export function attemptResult(
   if (attempt.outcome === 'aborted') return { kind: 'released' };
   const record = attemptRecord(attempt);
   if (attempt.outcome === '2xx') return { kind: 'succeeded', attempt: record };
-  const failure = withoutUndefined(failureOf(attempt));
+  const failure = failureOf(attempt);
   if (failure.meaning === 'gone') return { kind: 'failed', attempt: record, failure };
   const delayMs = nextRetryDelayMs(retryScheduleMs, attemptsBefore + 1);
   if (delayMs === undefined) return { kind: 'failed', attempt: record, failure };
@@ -158,8 +159,4 @@ export function attemptRecord(attempt: Attempt): AttemptRecord {
     ...(attempt.status === undefined ? { error: attempt.detail } : { responseStatus: attempt.status }),
     durationMs: attempt.durationMs,
   };
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

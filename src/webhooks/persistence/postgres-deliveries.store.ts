@@ -167,8 +167,10 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
   ): Promise<Recorded> {
     const byEndpoint = new Map<string, RecordedResult['result'][]>();
     for (const { delivery, result } of results) {
-      if (result.kind !== 'released')
-        byEndpoint.set(delivery.endpointId, [...(byEndpoint.get(delivery.endpointId) ?? []), result]);
+      if (result.kind === 'released') continue;
+      const ofEndpoint = byEndpoint.get(delivery.endpointId);
+      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+      else ofEndpoint.push(result);
     }
     const ids = [...byEndpoint.keys()].sort();
     return this.inTransaction('record webhook attempts', ASYNCHRONOUS_COMMIT, async (client) => {
@@ -235,10 +237,10 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
       [ids, disableAfterMs],
     );
     const changes: { row: EndpointHealthRow; change: EndpointChange; disable: string | null }[] = [];
-    const outcome = { disabled: [], throttled: [], recovered: [] } as {
-      disabled: (EndpointRef & { why: 'gone' | 'failing' })[];
-      throttled: EndpointRef[];
-      recovered: EndpointRef[];
+    const outcome: { disabled: Recorded['disabled'][number][]; throttled: EndpointRef[]; recovered: EndpointRef[] } = {
+      disabled: [],
+      throttled: [],
+      recovered: [],
     };
     for (const row of rows) {
       const change = endpointChange(row, byEndpoint.get(row.id) ?? [], retryScheduleMs);

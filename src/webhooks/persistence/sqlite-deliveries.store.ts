@@ -357,14 +357,13 @@ function prepareDispatch(db: BetterSqlite3.Database) {
           const { atMs, responseStatus, error, durationMs } = result.attempt;
           attempt.run({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs });
         }
-        byEndpoint.set(delivery.endpointId, [...(byEndpoint.get(delivery.endpointId) ?? []), result]);
+        const ofEndpoint = byEndpoint.get(delivery.endpointId);
+        if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+        else ofEndpoint.push(result);
       }
-      const outcome = { recorded, disabled: [], throttled: [], recovered: [] } as {
-        recorded: number;
-        disabled: (EndpointRef & { why: 'gone' | 'failing' })[];
-        throttled: EndpointRef[];
-        recovered: EndpointRef[];
-      };
+      const disabled: Recorded['disabled'][number][] = [];
+      const throttled: EndpointRef[] = [];
+      const recovered: EndpointRef[] = [];
       for (const [id, endpointResults] of byEndpoint) {
         const row = healthOf.get(id);
         if (row === undefined) continue; // deleted meanwhile
@@ -381,22 +380,22 @@ function prepareDispatch(db: BetterSqlite3.Database) {
           keepPause: change.pause === 'keep' ? 1 : 0,
           pausedUntil: typeof change.pause === 'object' ? now + change.pause.ms : null,
         });
-        const disabled =
+        const disabledNow =
           change.disable === undefined
             ? change.failing
               ? disable.get({ id, now, cutoff: now - disableAfterMs, reason: disabledReason(disableAfterMs) })
               : undefined
             : disableGone.get({ id, now, reason: change.disable });
-        if (disabled !== undefined) {
+        if (disabledNow !== undefined) {
           failPending.run({ id, now });
-          outcome.disabled.push({ ...disabled, why: change.disable === undefined ? 'failing' : 'gone' });
+          disabled.push({ ...disabledNow, why: change.disable === undefined ? 'failing' : 'gone' });
         } else if (change.throttled && !before.throttled) {
-          outcome.throttled.push({ id, url: row.url });
+          throttled.push({ id, url: row.url });
         } else if (!change.throttled && before.throttled) {
-          outcome.recovered.push({ id, url: row.url });
+          recovered.push({ id, url: row.url });
         }
       }
-      return outcome;
+      return { recorded, disabled, throttled, recovered };
     },
   );
 
