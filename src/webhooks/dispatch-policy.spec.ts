@@ -25,7 +25,7 @@ const outcomeOf = (status: number): AttemptOutcome =>
 const answer = (status: number, retryAfterMs?: number) => attempt(outcomeOf(status), status, retryAfterMs);
 /** The result of a first attempt that got `status` (or no answer). */
 const result = (a: Attempt): AttemptResult => attemptResult(a, 0, SCHEDULE);
-const healthy: EndpointHealth = { signals: 0, throttled: false };
+const healthy: EndpointHealth = { signals: 0, throttled: false, backoffs: 0 };
 const fold = (before: EndpointHealth, ...attempts: Attempt[]) => endpointChange(before, attempts.map(result), SCHEDULE);
 
 describe('the dispatch policy', () => {
@@ -97,10 +97,13 @@ describe('the dispatch policy', () => {
   });
 
   describe('what results make of their endpoint', () => {
+    const throttled = (signals: number, backoffs: number) => ({ signals, throttled: true, backoffs });
+
     it('should leave the endpoint at full speed, unpaused, when an event fails (500, 400, …)', () => {
       expect(fold(healthy, answer(500), answer(400), answer(500))).toEqual({
         signals: 0,
         throttled: false,
+        backoffs: 0,
         inFlightCap: null,
         pause: 'keep',
         failing: true,
@@ -111,6 +114,7 @@ describe('the dispatch policy', () => {
       expect(fold(healthy, answer(502), attempt('timeout'), answer(500), answer(301))).toEqual({
         signals: 3,
         throttled: false,
+        backoffs: 0,
         inFlightCap: null,
         pause: 'keep',
         failing: true,
@@ -118,33 +122,41 @@ describe('the dispatch policy', () => {
     });
 
     it('should throttle at the fifth signal in a row: one probe, paused for the first retry delay', () => {
-      const four = { signals: THROTTLE_AFTER_SIGNALS - 1, throttled: false };
+      const four = { signals: THROTTLE_AFTER_SIGNALS - 1, throttled: false, backoffs: 0 };
       expect(fold(four, attempt('network'))).toEqual({
         signals: 5,
         throttled: true,
+        backoffs: 1,
         inFlightCap: 1,
         pause: { ms: 5000 },
         failing: true,
       });
-      // Across records too: five signals in one batch do it as well.
-      expect(fold(healthy, ...Array.from({ length: 5 }, () => answer(504)))).toMatchObject({
+      // Five signals in one record do it as well, and back off one step, not one per result.
+      expect(fold(healthy, ...Array.from({ length: 8 }, () => answer(504)))).toMatchObject({
+        signals: 8,
         throttled: true,
+        backoffs: 1,
         inFlightCap: 1,
+        pause: { ms: 5000 },
       });
     });
 
     it('should back a throttled endpoint off, doubling to a minute, for any failure of its probe', () => {
-      const throttled = (signals: number) => ({ signals, throttled: true });
-      expect(fold(throttled(5), answer(503))).toMatchObject({ signals: 6, pause: { ms: 10_000 } });
-      expect(fold(throttled(7), attempt('timeout'))).toMatchObject({ signals: 8, pause: { ms: 40_000 } });
-      expect(fold(throttled(30), attempt('timeout'))).toMatchObject({ pause: { ms: MAX_ENDPOINT_PAUSE_MS } });
-      // A 500 is about its event: the count stays, but the probe failed, so it waits again.
-      expect(fold(throttled(6), answer(500))).toMatchObject({ signals: 6, throttled: true, pause: { ms: 10_000 } });
+      expect(fold(throttled(5, 1), answer(503))).toMatchObject({ signals: 6, backoffs: 2, pause: { ms: 10_000 } });
+      expect(fold(throttled(7, 3), attempt('timeout'))).toMatchObject({ backoffs: 4, pause: { ms: 40_000 } });
+      expect(fold(throttled(30, 25), attempt('timeout'))).toMatchObject({ pause: { ms: MAX_ENDPOINT_PAUSE_MS } });
+      // A 500 is about its event: the count stays, but the probe failed, so it waits longer again.
+      expect(fold(throttled(6, 2), answer(500))).toMatchObject({
+        signals: 6,
+        throttled: true,
+        backoffs: 3,
+        pause: { ms: 20_000 },
+      });
     });
 
     it("should let a Retry-After replace a throttled endpoint's own pause, on a 429 or a 503", () => {
-      expect(fold({ signals: 9, throttled: true }, answer(503, 2000))).toMatchObject({ pause: { ms: 2000 } });
-      expect(fold({ signals: 9, throttled: true }, answer(429, 120_000))).toMatchObject({ pause: { ms: 120_000 } });
+      expect(fold(throttled(9, 4), answer(503, 2000))).toMatchObject({ pause: { ms: 2000 } });
+      expect(fold(throttled(9, 4), answer(429, 120_000))).toMatchObject({ pause: { ms: 120_000 } });
     });
 
     it("should pause a healthy endpoint for a 429's Retry-After, but not for a 503's", () => {
@@ -156,18 +168,21 @@ describe('the dispatch policy', () => {
     });
 
     it('should reset the count, leave throttled state and lift the pause on a 2xx only', () => {
-      expect(fold({ signals: 12, throttled: true }, answer(200))).toEqual({
+      expect(fold(throttled(12, 5), answer(200))).toEqual({
         signals: 0,
         throttled: false,
+        backoffs: 0,
         inFlightCap: null,
         pause: 'clear',
         failing: false,
       });
-      expect(fold({ signals: 4, throttled: false }, answer(200), attempt('timeout'))).toMatchObject({ signals: 1 });
+      expect(fold({ signals: 4, throttled: false, backoffs: 0 }, answer(200), attempt('timeout'))).toMatchObject({
+        signals: 1,
+      });
     });
 
     it('should disable the endpoint on 410 Gone, and change nothing for a released send', () => {
-      expect(fold({ signals: 2, throttled: false }, answer(410))).toMatchObject({ disable: GONE_REASON });
+      expect(fold({ signals: 2, throttled: false, backoffs: 0 }, answer(410))).toMatchObject({ disable: GONE_REASON });
       expect(endpointChange(healthy, [{ kind: 'released' }], SCHEDULE)).toBeUndefined();
     });
   });

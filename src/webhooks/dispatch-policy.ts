@@ -23,6 +23,8 @@ export interface EndpointHealth {
   readonly signals: number;
   /** One probe at a time, backing off, until a 2xx. */
   readonly throttled: boolean;
+  /** Pauses in a row while throttled: the next one is the schedule's first delay doubled this many times, to a minute. */
+  readonly backoffs: number;
 }
 
 /** What the results of one record do to their endpoint's row. */
@@ -79,8 +81,10 @@ export function attemptResult(
 /**
  * What `results` (one record's, of one endpoint, in order) make of an endpoint that was `before`.
  * A 2xx resets it. An endpoint signal counts; the fifth in a row throttles it. Any other failure
- * (500, 400…) is about its event: the endpoint keeps its state. While throttled, each failure pauses
- * it again, backing off (a Retry-After replaces that pause); a 429's Retry-After pauses it anyway.
+ * (500, 400…) is about its event: the endpoint keeps its state. While throttled, a failure pauses
+ * it again, backing off once per record (the sends that were in flight when it was throttled come
+ * back together: one step, not one each), and a Retry-After replaces that pause; a 429's Retry-After
+ * pauses it anyway.
  */
 export function endpointChange(
   before: EndpointHealth,
@@ -88,10 +92,13 @@ export function endpointChange(
   retryScheduleMs: readonly number[],
 ): EndpointChange | undefined {
   let change: EndpointChange | undefined;
+  let backedOff = false;
   for (const result of results) {
     if (result.kind === 'released') continue;
     const health = change ?? before;
-    const next = afterOne(health, result, retryScheduleMs);
+    const next = afterOne(health, result, backedOff, retryScheduleMs);
+    if (next.backoffs > health.backoffs) backedOff = true;
+    else if (next.backoffs === 0) backedOff = false; // reset by a 2xx: a later failure starts afresh
     change = {
       ...next,
       pause: next.pause === 'keep' && change ? change.pause : next.pause,
@@ -101,29 +108,33 @@ export function endpointChange(
   return change;
 }
 
-function afterOne(before: EndpointHealth, result: AttemptResult, retryScheduleMs: readonly number[]): EndpointChange {
-  if (result.kind !== 'retry' && result.kind !== 'failed') {
-    return { signals: 0, throttled: false, inFlightCap: null, pause: 'clear', failing: false };
-  }
+const RESET = { signals: 0, throttled: false, backoffs: 0, inFlightCap: null, pause: 'clear' } as const;
+
+function afterOne(
+  before: EndpointHealth,
+  result: AttemptResult,
+  backedOff: boolean,
+  retryScheduleMs: readonly number[],
+): EndpointChange {
+  if (result.kind !== 'retry' && result.kind !== 'failed') return { ...RESET, failing: false };
   const { failure } = result;
-  if (failure.meaning === 'gone') {
-    // The subscriber answered on purpose: nothing to back off from; it is disabled instead.
-    return { signals: 0, throttled: false, inFlightCap: null, pause: 'clear', failing: true, disable: GONE_REASON };
-  }
+  // 410: the subscriber answered on purpose; nothing to back off from, it is disabled instead.
+  if (failure.meaning === 'gone') return { ...RESET, failing: true, disable: GONE_REASON };
   const signals = before.signals + (failure.meaning === 'endpoint' ? 1 : 0);
   const throttled = before.throttled || signals >= THROTTLE_AFTER_SIGNALS;
+  const backoffs = throttled && !backedOff ? before.backoffs + 1 : before.backoffs;
   const retryAfterMs = failure.meaning === 'endpoint' ? failure.retryAfterMs : undefined;
   let pause: EndpointChange['pause'] = 'keep';
   if (throttled) {
-    pause = { ms: retryAfterMs ?? endpointPauseMs(signals - THROTTLE_AFTER_SIGNALS + 1, retryScheduleMs) };
+    pause = { ms: retryAfterMs ?? endpointPauseMs(backoffs, retryScheduleMs) };
   } else if (failure.meaning === 'endpoint' && failure.retryAfterHoldsEndpoint && retryAfterMs !== undefined) {
     pause = { ms: retryAfterMs };
   }
-  return { signals, throttled, inFlightCap: throttled ? THROTTLED_CAP : null, pause, failing: true };
+  return { signals, throttled, backoffs, inFlightCap: throttled ? THROTTLED_CAP : null, pause, failing: true };
 }
 
 /**
- * How long a throttled endpoint is left alone after its `n`-th pause in a row: the schedule's first
+ * How long a throttled endpoint is left alone at its `n`-th pause in a row: the schedule's first
  * delay, doubled each time, at most MAX_ENDPOINT_PAUSE_MS. Its own deliveries keep their own
  * schedules; this only keeps a dead endpoint from being tried as often as new events come in.
  */

@@ -34,6 +34,7 @@ interface EndpointHealthRow {
   url: string;
   signals: number;
   throttled: boolean;
+  backoffs: number;
   disabled: boolean;
   /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
   overdue: boolean;
@@ -231,7 +232,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
   ): Promise<Omit<Recorded, 'recorded'>> {
     const { rows } = await this.database.timedQuery<EndpointHealthRow>(
       client,
-      `SELECT id, url, signals, throttled, disabled,
+      `SELECT id, url, signals, throttled, backoffs, disabled,
               coalesce(failing_since, clock_timestamp()) <= clock_timestamp() - $2 * interval '1 millisecond' AS overdue
        FROM webhook_endpoints WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
       [ids, disableAfterMs],
@@ -263,11 +264,12 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
     await this.database.timedQuery(
       client,
       `WITH h AS (
-         SELECT * FROM unnest($1::text[], $2::int[], $3::bool[], $4::int[], $5::bool[], $6::bool[], $7::float8[], $8::text[])
-           AS h (id, signals, throttled, cap, failing, keep_pause, pause_ms, disable)),
+         SELECT * FROM unnest($1::text[], $2::int[], $3::bool[], $4::int[], $5::int[], $6::bool[], $7::bool[],
+                              $8::float8[], $9::text[])
+           AS h (id, signals, throttled, backoffs, cap, failing, keep_pause, pause_ms, disable)),
        health AS (
          UPDATE webhook_endpoints AS e
-         SET signals = h.signals, throttled = h.throttled, in_flight_cap = h.cap,
+         SET signals = h.signals, throttled = h.throttled, backoffs = h.backoffs, in_flight_cap = h.cap,
              failures = CASE WHEN h.failing THEN e.failures + 1 ELSE 0 END,
              failing_since = CASE WHEN h.failing THEN coalesce(e.failing_since, clock_timestamp()) END,
              paused_until = CASE WHEN h.keep_pause THEN e.paused_until
@@ -283,6 +285,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
         changes.map(({ row }) => row.id),
         changes.map(({ change }) => change.signals),
         changes.map(({ change }) => change.throttled),
+        changes.map(({ change }) => change.backoffs),
         changes.map(({ change }) => change.inFlightCap),
         changes.map(({ change }) => change.failing),
         changes.map(({ change }) => change.pause === 'keep'),

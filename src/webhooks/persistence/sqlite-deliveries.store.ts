@@ -312,12 +312,12 @@ function prepareDispatch(db: BetterSqlite3.Database) {
     `INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
      VALUES (@id, @at, @status, @error, @durationMs)`,
   );
-  const healthOf = db.prepare<[string], { url: string; signals: bigint; throttled: bigint }>(
-    'SELECT url, signals, throttled FROM webhook_endpoints WHERE id = ?',
+  const healthOf = db.prepare<[string], { url: string; signals: bigint; throttled: bigint; backoffs: bigint }>(
+    'SELECT url, signals, throttled, backoffs FROM webhook_endpoints WHERE id = ?',
   );
   // The endpoint's row as the dispatch policy decided it.
   const setHealth = db.prepare(
-    `UPDATE webhook_endpoints SET signals = @signals, throttled = @throttled, in_flight_cap = @cap,
+    `UPDATE webhook_endpoints SET signals = @signals, throttled = @throttled, backoffs = @backoffs, in_flight_cap = @cap,
        failures = CASE WHEN @failing = 1 THEN failures + 1 ELSE 0 END,
        failing_since = CASE WHEN @failing = 1 THEN coalesce(failing_since, @now) END,
        paused_until = CASE WHEN @keepPause = 1 THEN paused_until ELSE @pausedUntil END
@@ -367,7 +367,11 @@ function prepareDispatch(db: BetterSqlite3.Database) {
       for (const [id, endpointResults] of byEndpoint) {
         const row = healthOf.get(id);
         if (row === undefined) continue; // deleted meanwhile
-        const before = { signals: Number(row.signals), throttled: row.throttled === 1n };
+        const before = {
+          signals: Number(row.signals),
+          throttled: row.throttled === 1n,
+          backoffs: Number(row.backoffs),
+        };
         const change = endpointChange(before, endpointResults, retryScheduleMs);
         if (change === undefined) continue;
         setHealth.run({
@@ -375,6 +379,7 @@ function prepareDispatch(db: BetterSqlite3.Database) {
           now,
           signals: change.signals,
           throttled: change.throttled ? 1 : 0,
+          backoffs: change.backoffs,
           cap: change.inFlightCap,
           failing: change.failing ? 1 : 0,
           keepPause: change.pause === 'keep' ? 1 : 0,
