@@ -23,7 +23,7 @@ export interface EndpointHealth {
   readonly signals: number;
   /** One probe at a time, backing off, until a 2xx. */
   readonly throttled: boolean;
-  /** Pauses in a row while throttled: the next one is the schedule's first delay doubled this many times, to a minute. */
+  /** Pauses in a row while throttled, the current one included (see `endpointPauseMs`); 0 when not throttled. */
   readonly backoffs: number;
 }
 

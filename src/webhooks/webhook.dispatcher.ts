@@ -23,9 +23,9 @@ const LEASE_MARGIN_MS = 5000;
  * own cap on sends in flight (across instances). A failed event retries on its own schedule while the
  * endpoint's other events go at full speed; only answers that say the endpoint itself is in trouble
  * (see `dispatch-policy.ts`) throttle it to one probe at a time, backing off, so a dead endpoint never
- * holds the slots a healthy one needs. Woken right after a
- * commit that wrote deliveries, and polling too: what another instance, an earlier run, a resend or a
- * retry left due is found within WEBHOOK_POLL_INTERVAL_MS.
+ * holds the slots a healthy one needs. Woken right after a commit that wrote deliveries, and polling
+ * too: what another instance, an earlier run, a resend or a retry left due is found within
+ * WEBHOOK_POLL_INTERVAL_MS.
  */
 export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
