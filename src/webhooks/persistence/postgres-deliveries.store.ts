@@ -38,6 +38,8 @@ interface EndpointHealthRow {
   disabled: boolean;
   /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
   overdue: boolean;
+  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
+  at_rest: boolean;
 }
 
 interface ViewRow {
@@ -233,7 +235,8 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
     const { rows } = await this.database.timedQuery<EndpointHealthRow>(
       client,
       `SELECT id, url, signals, throttled, backoffs, disabled,
-              coalesce(failing_since, clock_timestamp()) <= clock_timestamp() - $2 * interval '1 millisecond' AS overdue
+              coalesce(failing_since, clock_timestamp()) <= clock_timestamp() - $2 * interval '1 millisecond' AS overdue,
+              (failures = 0 AND failing_since IS NULL AND paused_until IS NULL AND in_flight_cap IS NULL) AS at_rest
        FROM webhook_endpoints WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
       [ids, disableAfterMs],
     );
@@ -254,7 +257,15 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
             ? 'failing'
             : undefined;
       const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : null;
-      changes.push({ row, change, disable });
+      const unchanged =
+        row.at_rest &&
+        !change.failing &&
+        change.pause === 'clear' &&
+        change.inFlightCap === null &&
+        change.signals === row.signals &&
+        change.throttled === row.throttled &&
+        change.backoffs === row.backoffs;
+      if (!unchanged) changes.push({ row, change, disable });
       const ref = { id: row.id, url: row.url };
       if (why !== undefined) outcome.disabled.push({ ...ref, why });
       else if (change.throttled && !row.throttled) outcome.throttled.push(ref);
