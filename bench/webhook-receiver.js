@@ -1,10 +1,13 @@
 'use strict';
 // A webhook subscriber for the bench, in a process of its own (so the load generator's busy event
 // loop does not slow its answers): answers 200 at once, notes when each plant's first event arrived
-// (Unix ms, sub-millisecond), and reports to its parent over IPC.
+// (Unix ms, sub-millisecond), and reports to its parent over IPC. With BENCH_FAIL_EVERY=n it answers
+// 500 to the first attempt of every n-th plant (its event counts as arrived when a retry is accepted).
 const { createServer } = require('node:http');
 const { performance } = require('node:perf_hooks');
 
+const failEvery = Number(process.env.BENCH_FAIL_EVERY ?? 0);
+const refused = new Set();
 const receivedAt = {};
 let count = 0;
 const server = createServer((request, response) => {
@@ -13,6 +16,11 @@ const server = createServer((request, response) => {
   request.on('end', () => {
     count += 1;
     const id = /"id":(-?\d+)/.exec(body)?.[1];
+    if (failEvery > 0 && id !== undefined && Number(id) % failEvery === 0 && !refused.has(id)) {
+      refused.add(id);
+      response.writeHead(500).end();
+      return;
+    }
     if (id !== undefined && receivedAt[id] === undefined) receivedAt[id] = performance.timeOrigin + performance.now();
     response.writeHead(200).end();
   });

@@ -8,6 +8,7 @@ import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { newEndpointId, newSecret } from '../src/webhooks/endpoints/endpoints.service';
 import { EndpointsStore } from '../src/webhooks/endpoints/endpoints.store';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
+import { attemptResult, GONE_REASON, THROTTLE_AFTER_SIGNALS } from '../src/webhooks/dispatch-policy';
 import { AttemptResult, ClaimedDelivery, DeliveriesStore } from '../src/webhooks/persistence/deliveries.store';
 import { PostgresDeliveriesStore } from '../src/webhooks/persistence/postgres-deliveries.store';
 import { SecretsCipher } from '../src/webhooks/persistence/secrets-cipher';
@@ -26,12 +27,19 @@ const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 const secretsColumn = (configured: string[] = []) => new SecretsColumn(new SecretsCipher([SECRETS_KEY]), configured);
 const attempt = { atMs: Date.now(), durationMs: 3 };
 const ok: AttemptResult = { kind: 'succeeded', attempt: { ...attempt, responseStatus: 200 } };
-const retry = (endpointPauseMs = 0): AttemptResult => ({
-  kind: 'retry',
-  delayMs: 0,
-  attempt: { ...attempt, responseStatus: 503 },
-  endpointPauseMs,
-});
+/** A failed attempt that got `status` (or no answer), retried at once. */
+const retry = (status?: number, retryAfterMs?: number): AttemptResult =>
+  attemptResult(
+    {
+      outcome: status === undefined ? 'timeout' : status === 410 ? 'gone' : status < 500 ? '4xx' : '5xx',
+      detail: status === undefined ? 'no answer within 1000 ms' : `HTTP ${status}`,
+      ...(status === undefined ? {} : { status }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...attempt,
+    },
+    0,
+    [0],
+  );
 
 /**
  * The delivery store's behaviour, written once and run on each store: the outbox write through the
@@ -60,10 +68,12 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
   const endpoint = async (url: string, disabled = false) =>
     (await endpoints.create({ id: newEndpointId(), url, description: '', disabled, secret: newSecret() }, 100)).id;
   const claimAll = (cap = 8) => deliveries.claim(100, LEASE_MS, cap);
-  const record = (claimed: ClaimedDelivery[], result: AttemptResult, disableAfterMs = DAY_MS) =>
+  /** Records `result` for each of `claimed`; a throttled endpoint's pause is `firstRetryMs` (0: none). */
+  const record = (claimed: ClaimedDelivery[], result: AttemptResult, disableAfterMs = DAY_MS, firstRetryMs = 0) =>
     deliveries.record(
       claimed.map((delivery) => ({ delivery, result })),
       disableAfterMs,
+      [firstRetryMs],
     );
 
   beforeEach(async () => {
@@ -154,27 +164,102 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     expect(claimed[0].secrets).toHaveLength(1);
   });
 
-  it('should claim at most the cap per endpoint, counting what is leased, and one probe for a failing endpoint', async () => {
-    const busy = await endpoint('http://127.0.0.1:1/busy');
+  it('should claim at most the cap per endpoint, counting what is leased', async () => {
+    await endpoint('http://127.0.0.1:1/busy');
     await commit('a', 'b', 'c', 'd', 'e');
     const first = await claimAll(2);
     expect(first).toHaveLength(2);
     expect(await claimAll(2)).toEqual([]); // both slots leased
-    await record(first.slice(0, 1), retry());
-    // Now failing: one probe at a time, and one is still leased.
-    expect(await claimAll(2)).toEqual([]);
-    await record(first.slice(1), retry());
-    const probe = await claimAll(2);
-    expect(probe).toHaveLength(1);
-    expect(probe[0]).toMatchObject({ endpointId: busy, endpointFailures: 2 });
+    await record(first.slice(0, 1), ok);
+    expect(await claimAll(2)).toHaveLength(1);
   });
 
-  it('should leave a failing endpoint alone while it backs off, and take it back after a success', async () => {
+  it('should keep an endpoint at its full cap, unpaused, when events fail (500), each retried on its own', async () => {
+    await endpoint('http://127.0.0.1:1/picky');
+    await commit('a', 'b', 'c', 'd', 'e');
+    const first = await claimAll(2);
+    const { throttled } = await record(first, retry(500), DAY_MS, 60_000);
+    expect(throttled).toEqual([]);
+    // Two more new events, and the two failed ones (due again at once): still two at a time.
+    const next = await claimAll(2);
+    expect(next).toHaveLength(2);
+    await record(next, retry(400), DAY_MS, 60_000);
+    expect(await claimAll(2)).toHaveLength(2);
+    expect(await deliveries.throttledEndpoints()).toBe(0);
+  });
+
+  it('should throttle an endpoint to one probe after five endpoint signals in a row, and bring it back on a 2xx', async () => {
+    const id = await endpoint('http://127.0.0.1:1/down');
+    await commit('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h');
+    // Four signals, with event failures between (a 500 does not break the row): still full speed.
+    const released: AttemptResult = { kind: 'released' };
+    for (const result of [retry(502), retry(500), retry(), retry(503), retry(500), retry(504)]) {
+      const claimed = await claimAll(3);
+      expect(claimed).toHaveLength(3);
+      expect((await record(claimed.slice(0, 1), result)).throttled).toEqual([]);
+      await record(claimed.slice(1), released);
+    }
+    expect(await deliveries.throttledEndpoints()).toBe(0);
+    const [fifth, ...others] = await claimAll(3);
+    expect(await record([fifth], retry(429))).toMatchObject({ throttled: [{ id, url: 'http://127.0.0.1:1/down' }] });
+    expect(await deliveries.throttledEndpoints()).toBe(1);
+    // One probe at a time, counting what is still leased: none while the two others are out.
+    expect(await claimAll(3)).toEqual([]);
+    await record(others, released);
+    const probe = await claimAll(3);
+    expect(probe).toHaveLength(1);
+    expect(await claimAll(3)).toEqual([]);
+    // A failed probe (even a 500) keeps it throttled; a 2xx brings it back to full speed.
+    expect(await record(probe, retry(500))).toMatchObject({ throttled: [], recovered: [] });
+    const again = await claimAll(3);
+    expect(again).toHaveLength(1);
+    expect(await record(again, ok)).toMatchObject({ recovered: [{ id, url: 'http://127.0.0.1:1/down' }] });
+    expect(await deliveries.throttledEndpoints()).toBe(0);
+    expect(await claimAll(3)).toHaveLength(3);
+  });
+
+  it('should leave a throttled endpoint alone while it backs off', async () => {
     await endpoint('http://127.0.0.1:1/slow');
     await commit('a', 'b');
-    const [first] = await claimAll(1);
-    await record([first], retry(60_000));
+    for (let i = 0; i < THROTTLE_AFTER_SIGNALS; i++) {
+      const [claimed] = await claimAll(1);
+      await record([claimed], retry(), DAY_MS, i === THROTTLE_AFTER_SIGNALS - 1 ? 60_000 : 0);
+    }
     expect(await claimAll()).toEqual([]); // paused for a minute
+  });
+
+  it("should hold every delivery of an endpoint for a 429's Retry-After, but only its own for a 503's", async () => {
+    const limited = await endpoint('http://127.0.0.1:1/limited');
+    const busy = await endpoint('http://127.0.0.1:1/busy');
+    await commit('a', 'b');
+    const claimed = await claimAll(1);
+    await record(
+      claimed.filter((d) => d.endpointId === limited),
+      retry(429, 60_000),
+    );
+    await record(
+      claimed.filter((d) => d.endpointId === busy),
+      retry(503, 60_000),
+    );
+    // The 503's endpoint sends its other event; the 429's sends nothing for a minute.
+    const next = await claimAll();
+    expect(next.map((d) => d.endpointId)).toEqual([busy]);
+    expect(next[0].webhookId).not.toBe(claimed.find((d) => d.endpointId === busy)!.webhookId);
+    const held = (await deliveries.list(limited, { limit: 10, status: 'pending' })).map((d) => d.nextAttemptAtMs!);
+    expect(Math.min(...held.filter((at) => at > Date.now()))).toBeGreaterThan(Date.now() + 50_000);
+  });
+
+  it('should disable an endpoint that answered 410 Gone at once, failing its pending deliveries', async () => {
+    const id = await endpoint('http://127.0.0.1:1/gone');
+    await commit('a', 'b', 'c');
+    const [first] = await claimAll(1);
+    expect(await record([first], retry(410))).toMatchObject({
+      disabled: [{ id, url: 'http://127.0.0.1:1/gone', why: 'gone' }],
+    });
+    expect(await endpoints.get(id)).toMatchObject({ disabled: true, disabledReason: GONE_REASON });
+    expect(await deliveries.list(id, { limit: 10, status: 'pending' })).toEqual([]);
+    expect(await deliveries.list(id, { limit: 10, status: 'failed' })).toHaveLength(3);
+    expect(await claimAll()).toEqual([]);
   });
 
   it('should keep a healthy endpoint flowing while another holds all its slots', async () => {
@@ -199,7 +284,7 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     const [claimed] = await claimAll();
     const stale = { ...claimed, leaseToken: '00000000-0000-4000-8000-000000000000' };
     expect((await record([stale], ok)).recorded).toBe(0);
-    expect((await record([claimed], retry())).recorded).toBe(1);
+    expect((await record([claimed], retry(503))).recorded).toBe(1);
     const [again] = await claimAll();
     expect(again.attempts).toBe(1);
     expect((await record([again], ok)).recorded).toBe(1);
@@ -220,7 +305,7 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     await commit('a', 'b');
     const [first] = await claimAll(1);
     const { disabled } = await record([first], retry(), 0);
-    expect(disabled).toEqual([{ id, url: 'http://127.0.0.1:1/dead' }]);
+    expect(disabled).toEqual([{ id, url: 'http://127.0.0.1:1/dead', why: 'failing' }]);
     expect(await endpoints.get(id)).toMatchObject({
       disabled: true,
       disabledReason: expect.stringContaining('WEBHOOK_DISABLE_AFTER'),
@@ -259,7 +344,11 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     const id = await endpoint('http://127.0.0.1:1/a');
     await commit('a', 'b');
     const claimed = await claimAll();
-    await record(claimed, { kind: 'failed', attempt: { ...attempt, responseStatus: 410 } });
+    await record(claimed, {
+      kind: 'failed',
+      attempt: { ...attempt, responseStatus: 404 },
+      failure: { meaning: 'event' },
+    });
     expect(await deliveries.recover(id, Date.now() + DAY_MS)).toBe(0);
     expect(await deliveries.recover(id, Date.now() - DAY_MS, Date.now() - DAY_MS / 2)).toBe(0);
     expect(await deliveries.recover(id, Date.now() - DAY_MS)).toBe(2);

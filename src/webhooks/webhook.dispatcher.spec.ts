@@ -26,7 +26,7 @@ function storeWith(batches: number, events: string[]): jest.Mocked<DeliveriesSto
   let left = batches;
   return {
     claim: jest.fn().mockResolvedValue([]),
-    record: jest.fn().mockResolvedValue({ recorded: 0, disabled: [] }),
+    record: jest.fn().mockResolvedValue({ recorded: 0, disabled: [], throttled: [], recovered: [] }),
     backlog: jest.fn().mockResolvedValue({ pending: 0 }),
     prune: jest.fn().mockImplementation(() => {
       events.push('prune');

@@ -5,8 +5,8 @@ import { WebhookConfig } from '../config/app-config';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hostOf, originAttributes } from '../logging/host-of';
 import { contextFromCarrier, inSpan } from '../platform/trace-context';
-import { attemptResult } from './dispatch-policy';
-import { ClaimedDelivery, DeliveriesStore, RecordedResult } from './persistence/deliveries.store';
+import { attemptResult, THROTTLE_AFTER_SIGNALS } from './dispatch-policy';
+import { ClaimedDelivery, DeliveriesStore, Recorded, RecordedResult } from './persistence/deliveries.store';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
 
@@ -20,10 +20,12 @@ const LEASE_MARGIN_MS = 5000;
  * Sends the outbox's due deliveries in the background of the service. Claim (one short
  * transaction), send (no transaction, no lock, no pooled connection held), record (one short
  * transaction for every result that came in together). The claim keeps endpoints apart: each has its
- * own cap on sends in flight (across instances), a failing one gets one probe at a time and backs
- * off on its own, so a dead endpoint never holds the slots a healthy one needs. Woken right after a
- * commit that wrote deliveries, and polling too: what another instance, an earlier run, a resend or a
- * retry left due is found within WEBHOOK_POLL_INTERVAL_MS.
+ * own cap on sends in flight (across instances). A failed event retries on its own schedule while the
+ * endpoint's other events go at full speed; only answers that say the endpoint itself is in trouble
+ * (see `dispatch-policy.ts`) throttle it to one probe at a time, backing off, so a dead endpoint never
+ * holds the slots a healthy one needs. Woken right after a commit that wrote deliveries, and polling
+ * too: what another instance, an earlier run, a resend or a retry left due is found within
+ * WEBHOOK_POLL_INTERVAL_MS.
  */
 export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
@@ -55,20 +57,40 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     // Results that finish in one event-loop turn are recorded by one transaction (one commit).
     this.results = new Batcher({
       batchingFunction: async (results) => {
-        const { disabled } = await this.store.record(results, this.config.disableAfterMs);
-        for (const endpoint of disabled) {
-          this.metrics.endpointsDisabled.inc();
-          this.logger.warn(
-            `Disabled webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}): no successful delivery for ` +
-              `WEBHOOK_DISABLE_AFTER while deliveries kept failing; its pending deliveries are failed. ` +
-              'Re-enable it with PATCH {"disabled": false}, then recover it to send what it missed',
-          );
-        }
+        const recorded = await this.store.record(results, this.config.disableAfterMs, this.config.retryScheduleMs);
+        this.report(recorded);
         return results.map(() => undefined);
       },
       maxBatchSize: 500,
       delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
     });
+  }
+
+  /** Says what the record did to endpoints: an operator sees each one disabled, throttled and recovered. */
+  private report({ disabled, throttled, recovered }: Recorded): void {
+    for (const endpoint of disabled) {
+      this.metrics.endpointsDisabled.inc();
+      const why =
+        endpoint.why === 'gone'
+          ? 'the receiver answered 410 Gone'
+          : 'no successful delivery for WEBHOOK_DISABLE_AFTER while deliveries kept failing';
+      this.logger.warn(
+        `Disabled webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}): ${why}; its pending deliveries are failed. ` +
+          'Re-enable it with PATCH {"disabled": false}, then recover it to send what it missed',
+      );
+    }
+    for (const endpoint of throttled) {
+      this.logger.warn(
+        `Throttled webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}): ${THROTTLE_AFTER_SIGNALS} answers in a row ` +
+          'said it is overloaded, down or wrong (429, 502, 503, 504, 3xx, or no answer); sending one delivery at a ' +
+          'time, backing off, until one succeeds',
+      );
+    }
+    for (const endpoint of recovered) {
+      this.logger.log(
+        `Webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}) recovered: a delivery succeeded; back to full speed`,
+      );
+    }
   }
 
   onApplicationBootstrap(): void {
@@ -177,7 +199,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       },
     );
     this.metrics.counted(attempt.outcome);
-    const result = attemptResult(attempt, delivery.attempts, delivery.endpointFailures, this.config.retryScheduleMs);
+    const result = attemptResult(attempt, delivery.attempts, this.config.retryScheduleMs);
     const to = `${delivery.webhookId} to ${delivery.endpointId} (${host})`;
     if (result.kind === 'succeeded') {
       this.metrics.latency.observe(Math.max(0, Date.now() - delivery.createdAtMs) / 1000);
@@ -191,7 +213,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       this.metrics.failed.inc();
       const why =
         attempt.outcome === 'gone'
-          ? `${attempt.detail}: the subscriber asked for no more deliveries of it`
+          ? `${attempt.detail}: the subscriber has gone away`
           : `${attempt.detail} on the last of ${delivery.attempts + 1} attempts`;
       this.logger.error(`Delivery ${to} failed for good: ${why}`);
     }

@@ -30,7 +30,7 @@ export class WebhookMetrics {
     });
     this.endpointsDisabled = new Counter({
       name: 'plant_store_webhook_endpoints_disabled_total',
-      help: 'Webhook endpoints disabled by the service: no success for WEBHOOK_DISABLE_AFTER while failing',
+      help: 'Webhook endpoints disabled by the service: the receiver answered 410 Gone, or no success for WEBHOOK_DISABLE_AFTER while failing',
       registers,
     });
     this.latency = new Histogram({
@@ -60,6 +60,15 @@ export class WebhookMetrics {
       },
     });
     metrics.registry.registerMetric(oldestAge);
+    const throttled = new SharedResult(() => store.throttledEndpoints(), BACKLOG_SHARED_MS);
+    new Gauge({
+      name: 'plant_store_webhook_endpoints_throttled',
+      help: 'Enabled webhook endpoints in throttled state: 5 endpoint signals in a row (429, 502, 503, 504, 3xx, no answer), so one probe at a time, backing off, until a 2xx',
+      registers,
+      async collect() {
+        this.set(await throttled.get());
+      },
+    });
   }
 
   counted(outcome: AttemptOutcome): void {

@@ -82,7 +82,6 @@ function delivery(url: string): ClaimedDelivery {
     endpointId: 'ep_sender_spec',
     url,
     secrets: [{ secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}` }],
-    endpointFailures: 0,
     payload: '{"id":1,"name":"Fern"}',
     attempts: 0,
     createdAtMs: Date.now(),

@@ -5,6 +5,7 @@ import { API_VERSION } from '../openapi/openapi-document';
 import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries.store';
+import { retryAfterMs } from './retry-after';
 import { signature } from './webhook.signer';
 
 /** How one attempt ended, as counted in the metrics. */
@@ -19,6 +20,8 @@ export interface Attempt {
   /** When it started (Unix ms), and how long it took. */
   readonly atMs: number;
   readonly durationMs: number;
+  /** A 429's or 503's `Retry-After`, in ms from now (clamped to an hour), when it had a valid one. */
+  readonly retryAfterMs?: number;
 }
 
 const USER_AGENT = `PlantStore-Webhooks/${API_VERSION}`;
@@ -113,7 +116,9 @@ export class WebhookSender {
       // deadline: to its end (the connection is kept for the next send), or the connection is
       // destroyed (a larger body, or the deadline: then the attempt is a timeout, whatever the status).
       await response.body.dump({ limit: MAX_ANSWER_BODY_BYTES, signal: controller.signal });
-      return ended(outcomeOf(response.statusCode), `HTTP ${response.statusCode}`, response.statusCode);
+      const retryAfter = retryAfterMs(response.statusCode, response.headers['retry-after']);
+      const answered = ended(outcomeOf(response.statusCode), `HTTP ${response.statusCode}`, response.statusCode);
+      return retryAfter === undefined ? answered : { ...answered, retryAfterMs: retryAfter };
     } catch (error) {
       if (shutdown.aborted) return ended('aborted', 'shutting down');
       if (controller.signal.aborted) return ended('timeout', `no answer within ${this.timeoutMs} ms`);

@@ -176,4 +176,20 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
                  FROM webhook_deliveries_v2 d JOIN webhook_endpoints e ON e.url = d.url ORDER BY d.id;
                DROP TABLE webhook_deliveries_v2`,
   },
+  {
+    version: 4,
+    name: 'webhook endpoint signals and throttled state',
+    // The dispatch policy's state of each endpoint, shared by every instance: endpoint signals in a
+    // row since its last 2xx, whether that throttled it, its pauses in a row since (its backoff), and
+    // the cap on sends in flight the policy gave it (NULL: the configured WEBHOOK_ENDPOINT_CONCURRENCY).
+    // The claim reads the cap as written.
+    sqlite: `ALTER TABLE webhook_endpoints ADD COLUMN signals INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE webhook_endpoints ADD COLUMN throttled INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE webhook_endpoints ADD COLUMN backoffs INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE webhook_endpoints ADD COLUMN in_flight_cap INTEGER`,
+    postgres: `ALTER TABLE webhook_endpoints ADD COLUMN signals INTEGER NOT NULL DEFAULT 0;
+               ALTER TABLE webhook_endpoints ADD COLUMN throttled BOOLEAN NOT NULL DEFAULT false;
+               ALTER TABLE webhook_endpoints ADD COLUMN backoffs INTEGER NOT NULL DEFAULT 0;
+               ALTER TABLE webhook_endpoints ADD COLUMN in_flight_cap INTEGER`,
+  },
 ];

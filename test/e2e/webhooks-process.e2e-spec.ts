@@ -201,6 +201,8 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
       WEBHOOK_SECRET: secret,
       WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
       WEBHOOK_POLL_INTERVAL_MS: '100',
+      // A refused event fails after one retry (the second test).
+      WEBHOOK_RETRY_SCHEDULE: '100ms',
     };
     instances = await Promise.all([startService(env), startService(env)]);
   });
@@ -237,8 +239,9 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
       request(`${instance.url}${path}`, { method: body === undefined ? 'GET' : 'POST', body, auth: `Bearer ${ADMIN}` });
     const [endpoint] = (await admin(instances[0], '/webhooks/endpoints')).body as { id: string }[];
     const log = `/webhooks/endpoints/${endpoint.id}/deliveries`;
-    // 20 events the receiver refuses with 410 (failed at once), in a range of their own.
-    receiver.answerWith((got) => (/"id":10\d\d,/.test(got.body) ? 410 : { status: 200, delayMs: 5 }));
+    // 20 events the receiver refuses with 500 (failed after their one retry), in a range of their own.
+    // (Not 410: that disables the endpoint.)
+    receiver.answerWith((got) => (/"id":10\d\d,/.test(got.body) ? 500 : { status: 200, delayMs: 5 }));
     const refused = Array.from({ length: 20 }, (_, i) => 1000n + BigInt(i));
     for (const id of refused) expect((await create(instances[Number(id % 2n)], id)).status).toBe(200);
     const failed = async () => (await admin(instances[1], `${log}?status=failed&limit=100`)).body as { id: string }[];

@@ -35,8 +35,8 @@ export interface ReceivedDelivery {
   answered?: number;
 }
 
-/** What the receiver does with a request: answer with a status (after an optional delay), or never answer. */
-export type Answer = number | { status: number; delayMs: number } | 'hang';
+/** What the receiver does with a request: answer with a status (after an optional delay, with optional headers), or never answer. */
+export type Answer = number | { status: number; delayMs?: number; headers?: Record<string, string> } | 'hang';
 
 /**
  * A webhook subscriber on 127.0.0.1 for tests: it verifies every request with `standardwebhooks`
@@ -166,10 +166,12 @@ export class WebhookReceiver {
       response.on('close', () => this.inFlight.delete(webhookId));
       return;
     }
-    const { status, delayMs } = typeof answer === 'number' ? { status: answer, delayMs: 0 } : answer;
+    const { status, delayMs = 0, headers: extra = {} } = typeof answer === 'number' ? { status: answer } : answer;
     if (delayMs > 0) await sleep(delayMs);
     this.inFlight.delete(webhookId);
     delivery.answered = status;
-    response.writeHead(status, status >= 300 && status < 400 ? { location: '/elsewhere' } : {}).end();
+    response
+      .writeHead(status, { ...(status >= 300 && status < 400 ? { location: '/elsewhere' } : {}), ...extra })
+      .end();
   }
 }

@@ -22,8 +22,6 @@ export interface ClaimedDelivery {
   readonly url: string;
   /** The endpoint's secrets, current first; expired ones are filtered out by whoever signs. */
   readonly secrets: readonly SigningSecret[];
-  /** Failed attempts of the endpoint since its last success, when claimed (its backoff). */
-  readonly endpointFailures: number;
   readonly payload: string;
   /** Attempts made before this one. */
   readonly attempts: number;
@@ -45,22 +43,21 @@ export interface AttemptRecord {
   readonly durationMs: number;
 }
 
+/** What a failed attempt says beyond its delivery (CONTRACT "What an answer means"). */
+export interface Failure {
+  /** About this event only (500, 400…), about the endpoint (429, 502, 503, 504, 3xx, no answer), or 410 Gone. */
+  readonly meaning: 'event' | 'endpoint' | 'gone';
+  /** The receiver's Retry-After (on a 429 or 503), in ms from the attempt. */
+  readonly retryAfterMs?: number;
+  /** A 429: its Retry-After holds every delivery of the endpoint, not only this one. */
+  readonly retryAfterHoldsEndpoint?: boolean;
+}
+
 /** What became of one attempt, to record. */
 export type AttemptResult =
   | { readonly kind: 'succeeded'; readonly attempt: AttemptRecord }
-  | {
-      readonly kind: 'retry';
-      readonly delayMs: number;
-      readonly attempt: AttemptRecord;
-      /** How long the endpoint is left alone after this failure (its own backoff). */
-      readonly endpointPauseMs: number;
-    }
-  | {
-      readonly kind: 'failed';
-      readonly attempt: AttemptRecord;
-      /** Undefined when the endpoint answered on purpose (410 Gone): it is alive, and counts as healthy. */
-      readonly endpointPauseMs?: number;
-    }
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly attempt: AttemptRecord; readonly failure: Failure }
+  | { readonly kind: 'failed'; readonly attempt: AttemptRecord; readonly failure: Failure }
   /** Not attempted after all (shutdown came first): free the claim, count nothing. */
   | { readonly kind: 'released' };
 
@@ -69,19 +66,20 @@ export interface RecordedResult {
   readonly result: AttemptResult;
 }
 
-/** Whether a result says the endpoint is alive (a success, or a deliberate 410), or failing and for how long to leave it alone. */
-export function endpointHealth(result: AttemptResult): { healthy: true } | { healthy: false; pauseMs: number } {
-  if (result.kind === 'succeeded' || result.kind === 'released') return { healthy: true };
-  if (result.endpointPauseMs === undefined) return { healthy: true };
-  return { healthy: false, pauseMs: result.endpointPauseMs };
+export interface EndpointRef {
+  readonly id: string;
+  readonly url: string;
 }
 
 /** What `record` did. */
 export interface Recorded {
   /** Results recorded (a result whose lease had run out is not). */
   readonly recorded: number;
-  /** Endpoints this record disabled, because they had failed for `disableAfterMs` with no success. */
-  readonly disabled: readonly { readonly id: string; readonly url: string }[];
+  /** Endpoints this record disabled: they answered 410 Gone, or had failed for `disableAfterMs` with no success. */
+  readonly disabled: readonly (EndpointRef & { readonly why: 'gone' | 'failing' })[];
+  /** Endpoints this record throttled (one probe at a time), and those it brought back to full speed. */
+  readonly throttled: readonly EndpointRef[];
+  readonly recovered: readonly EndpointRef[];
 }
 
 /** The pending deliveries and the age of the oldest one. */
@@ -124,23 +122,32 @@ export interface DeliveryPageQuery {
 export abstract class DeliveriesStore {
   /**
    * Claims up to `limit` due deliveries that nobody holds, for `leaseMs`, oldest due first, of
-   * endpoints that are enabled and not backing off, at most `endpointCap` in flight per endpoint
-   * across every instance (1 while the endpoint is failing: a probe).
+   * endpoints that are enabled and not paused, at most `endpointCap` in flight per endpoint across
+   * every instance, or the endpoint's own cap when the policy gave it one (a throttled endpoint's
+   * probe).
    */
   abstract claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
 
   /**
    * Records results in one transaction, each only while its lease is still this claim's (a slow
    * instance never overwrites what the instance that took over recorded): the delivery, its attempt
-   * row, and its endpoint's health. An endpoint with no success for `disableAfterMs` while failing is
+   * row, and its endpoint's health as `endpointChange` (the policy) makes it from the row's. An
+   * endpoint that answered 410 Gone, or had no success for `disableAfterMs` while failing, is
    * disabled, and its pending deliveries become failed.
    */
-  abstract record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded>;
+  abstract record(
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Recorded>;
 
   /** Deletes up to `limit` finished deliveries (with their attempts) older than `olderThanMs`, then messages left with none. */
   abstract prune(olderThanMs: number, limit: number): Promise<number>;
 
   abstract backlog(): Promise<Backlog>;
+
+  /** Enabled endpoints in throttled state now (one probe at a time). */
+  abstract throttledEndpoints(): Promise<number>;
 
   /** An endpoint's deliveries, newest first. */
   abstract list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PoolClient } from 'pg';
 import { PostgresDatabase } from '../../database/postgres-database';
-import { disabledReason } from '../dispatch-policy';
+import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
 import {
   AttemptRecord,
   Backlog,
@@ -10,7 +10,7 @@ import {
   DeliveryPageQuery,
   DeliveryStatus,
   DeliveryView,
-  endpointHealth,
+  EndpointRef,
   NewMessage,
   Recorded,
   RecordedResult,
@@ -23,11 +23,23 @@ interface ClaimedRow {
   endpoint_id: string;
   url: string;
   secrets: string;
-  failures: number;
   payload: string;
   trace_context: string | null;
   attempts: number;
   created_at_ms: number;
+}
+
+interface EndpointHealthRow {
+  id: string;
+  url: string;
+  signals: number;
+  throttled: boolean;
+  backoffs: number;
+  disabled: boolean;
+  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
+  overdue: boolean;
+  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
+  at_rest: boolean;
 }
 
 interface ViewRow {
@@ -112,8 +124,9 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
   async claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
     const rows = await this.inTransaction('claim webhook deliveries', CLAIM_BEGIN, async (client) => {
-      // Per enabled endpoint that is not backing off: its due rows, as many as its room (its cap, or
-      // one probe while failing, less what is leased now), oldest due first; then the oldest of all.
+      // Per enabled endpoint that is not paused: its due rows, as many as its room (the cap the
+      // dispatch policy gave it, else the configured one, less what is leased now), oldest due
+      // first; then the oldest of all.
       const { rows } = await this.database.timedQuery<ClaimedRow>(
         client,
         `WITH due AS (
@@ -123,7 +136,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
              WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
                AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
              ORDER BY d.next_attempt_at
-             LIMIT greatest(0, CASE WHEN e.failures > 0 THEN 1 ELSE $4 END
+             LIMIT greatest(0, coalesce(e.in_flight_cap, $4)
                                - (SELECT count(*) FROM webhook_deliveries l
                                   WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))) c
            WHERE NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= clock_timestamp())
@@ -133,7 +146,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
          SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', lease_token = $3
          FROM due, webhook_endpoints e, webhook_messages m
          WHERE d.id = due.id AND e.id = d.endpoint_id AND m.id = d.message_id
-         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.failures, m.payload, m.trace_context, d.attempts,
+         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
                    ${ms('d.created_at')} AS created_at_ms`,
         [limit, leaseMs, token, endpointCap],
       );
@@ -145,7 +158,6 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
       endpointId: row.endpoint_id,
       url: row.url,
       secrets: this.secretsColumn.read(row.secrets),
-      endpointFailures: row.failures,
       payload: row.payload,
       attempts: row.attempts,
       createdAtMs: row.created_at_ms,
@@ -154,21 +166,21 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
     }));
   }
 
-  async record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded> {
-    // Each endpoint's health, by its last result in this batch, in id order (a fixed lock order).
-    const health = new Map<string, { healthy: boolean; pauseMs: number | null }>();
+  async record(
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Recorded> {
+    const byEndpoint = new Map<string, RecordedResult['result'][]>();
     for (const { delivery, result } of results) {
       if (result.kind === 'released') continue;
-      const state = endpointHealth(result);
-      health.set(
-        delivery.endpointId,
-        state.healthy ? { healthy: true, pauseMs: null } : { healthy: false, pauseMs: state.pauseMs },
-      );
+      const ofEndpoint = byEndpoint.get(delivery.endpointId);
+      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+      else ofEndpoint.push(result);
     }
-    const ids = [...health.keys()].sort();
+    const ids = [...byEndpoint.keys()].sort();
     return this.inTransaction('record webhook attempts', ASYNCHRONOUS_COMMIT, async (client) => {
-      // The deliveries and their attempt rows (each only while its lease is still this claim's) and
-      // the endpoints' health, in one statement.
+      // The deliveries and their attempt rows, each only while its lease is still this claim's.
       const { rows } = await this.database.timedQuery<{ recorded: number }>(
         client,
         `WITH r AS (
@@ -189,15 +201,7 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
          attempts AS (
            INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
            SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
-           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1),
-         health AS (
-           UPDATE webhook_endpoints AS e
-           SET failures = CASE WHEN h.healthy THEN 0 ELSE e.failures + 1 END,
-               failing_since = CASE WHEN h.healthy THEN NULL ELSE coalesce(e.failing_since, clock_timestamp()) END,
-               paused_until = CASE WHEN h.healthy THEN NULL
-                                   ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END
-           FROM unnest($10::text[], $11::bool[], $12::float8[]) AS h (id, healthy, pause_ms)
-           WHERE e.id = h.id)
+           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
          SELECT count(*)::int AS recorded FROM updated`,
         [
           results.map(({ delivery }) => delivery.id),
@@ -211,33 +215,99 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
           results.map(({ result }) => (result.kind === 'released' ? null : (result.attempt.responseStatus ?? null))),
           results.map(({ result }) => (result.kind === 'released' ? null : (result.attempt.error ?? null))),
           results.map(({ result }) => (result.kind === 'released' ? null : result.attempt.durationMs)),
-          ids,
-          ids.map((id) => health.get(id)!.healthy),
-          ids.map((id) => health.get(id)!.pauseMs),
         ],
       );
-      // Endpoints failing for the whole window: disabled, and their pending deliveries failed. After
-      // the statement above, which set when they started failing.
-      const failing = ids.filter((id) => !health.get(id)!.healthy);
-      let disabled: { id: string; url: string }[] = [];
-      if (failing.length > 0) {
-        ({ rows: disabled } = await this.database.timedQuery<{ id: string; url: string }>(
-          client,
-          `WITH disabled AS (
-             UPDATE webhook_endpoints SET disabled = true, disabled_reason = $2, updated_at = clock_timestamp()
-             WHERE id = ANY($1) AND NOT disabled
-               AND failing_since <= clock_timestamp() - $3 * interval '1 millisecond'
-             RETURNING id, url),
-           failed AS (
-             UPDATE webhook_deliveries AS d
-             SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
-             FROM disabled WHERE d.endpoint_id = disabled.id AND d.status = 'pending')
-           SELECT id, url FROM disabled`,
-          [failing, disabledReason(disableAfterMs), disableAfterMs],
-        ));
-      }
-      return { recorded: rows[0].recorded, disabled };
+      const recorded: Recorded = { recorded: rows[0].recorded, disabled: [], throttled: [], recovered: [] };
+      if (ids.length === 0) return recorded;
+      return { ...recorded, ...(await this.recordHealth(client, ids, byEndpoint, disableAfterMs, retryScheduleMs)) };
     });
+  }
+
+  /**
+   * The endpoints' health after their results: their rows locked in id order (so instances recording
+   * at once count every signal), the dispatch policy's change computed from them, and written back
+   * with the disabling it decided (410 Gone, or failing for `disableAfterMs`) in one statement.
+   */
+  private async recordHealth(
+    client: PoolClient,
+    ids: readonly string[],
+    byEndpoint: ReadonlyMap<string, readonly RecordedResult['result'][]>,
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Omit<Recorded, 'recorded'>> {
+    const { rows } = await this.database.timedQuery<EndpointHealthRow>(
+      client,
+      `SELECT id, url, signals, throttled, backoffs, disabled,
+              coalesce(failing_since, clock_timestamp()) <= clock_timestamp() - $2 * interval '1 millisecond' AS overdue,
+              (failures = 0 AND failing_since IS NULL AND paused_until IS NULL AND in_flight_cap IS NULL) AS at_rest
+       FROM webhook_endpoints WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
+      [ids, disableAfterMs],
+    );
+    const changes: { row: EndpointHealthRow; change: EndpointChange; disable: string | null }[] = [];
+    const outcome: { disabled: Recorded['disabled'][number][]; throttled: EndpointRef[]; recovered: EndpointRef[] } = {
+      disabled: [],
+      throttled: [],
+      recovered: [],
+    };
+    for (const row of rows) {
+      const change = endpointChange(row, byEndpoint.get(row.id) ?? [], retryScheduleMs);
+      if (change === undefined) continue;
+      const why = row.disabled
+        ? undefined
+        : change.disable !== undefined
+          ? 'gone'
+          : change.failing && row.overdue
+            ? 'failing'
+            : undefined;
+      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : null;
+      const unchanged =
+        row.at_rest &&
+        !change.failing &&
+        change.pause === 'clear' &&
+        change.inFlightCap === null &&
+        change.signals === row.signals &&
+        change.throttled === row.throttled &&
+        change.backoffs === row.backoffs;
+      if (!unchanged) changes.push({ row, change, disable });
+      const ref = { id: row.id, url: row.url };
+      if (why !== undefined) outcome.disabled.push({ ...ref, why });
+      else if (change.throttled && !row.throttled) outcome.throttled.push(ref);
+      else if (!change.throttled && row.throttled) outcome.recovered.push(ref);
+    }
+    if (changes.length === 0) return outcome;
+    await this.database.timedQuery(
+      client,
+      `WITH h AS (
+         SELECT * FROM unnest($1::text[], $2::int[], $3::bool[], $4::int[], $5::int[], $6::bool[], $7::bool[],
+                              $8::float8[], $9::text[])
+           AS h (id, signals, throttled, backoffs, cap, failing, keep_pause, pause_ms, disable)),
+       health AS (
+         UPDATE webhook_endpoints AS e
+         SET signals = h.signals, throttled = h.throttled, backoffs = h.backoffs, in_flight_cap = h.cap,
+             failures = CASE WHEN h.failing THEN e.failures + 1 ELSE 0 END,
+             failing_since = CASE WHEN h.failing THEN coalesce(e.failing_since, clock_timestamp()) END,
+             paused_until = CASE WHEN h.keep_pause THEN e.paused_until
+                                 ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END,
+             disabled = e.disabled OR h.disable IS NOT NULL,
+             disabled_reason = coalesce(h.disable, e.disabled_reason),
+             updated_at = CASE WHEN h.disable IS NULL THEN e.updated_at ELSE clock_timestamp() END
+         FROM h WHERE e.id = h.id)
+       UPDATE webhook_deliveries AS d
+       SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
+       FROM h WHERE d.endpoint_id = h.id AND h.disable IS NOT NULL AND d.status = 'pending'`,
+      [
+        changes.map(({ row }) => row.id),
+        changes.map(({ change }) => change.signals),
+        changes.map(({ change }) => change.throttled),
+        changes.map(({ change }) => change.backoffs),
+        changes.map(({ change }) => change.inFlightCap),
+        changes.map(({ change }) => change.failing),
+        changes.map(({ change }) => change.pause === 'keep'),
+        changes.map(({ change }) => (typeof change.pause === 'object' ? change.pause.ms : null)),
+        changes.map(({ disable }) => disable),
+      ],
+    );
+    return outcome;
   }
 
   async prune(olderThanMs: number, limit: number): Promise<number> {
@@ -274,6 +344,15 @@ export class PostgresDeliveriesStore extends DeliveriesStore {
     );
     const { pending, oldest } = rows[0];
     return oldest === null ? { pending } : { pending, oldestCreatedAtMs: oldest };
+  }
+
+  async throttledEndpoints(): Promise<number> {
+    const { rows } = await this.database.query<{ throttled: number }>(
+      'count throttled webhook endpoints',
+      'SELECT count(*)::int AS throttled FROM webhook_endpoints WHERE throttled AND NOT disabled',
+      [],
+    );
+    return rows[0].throttled;
   }
 
   async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {

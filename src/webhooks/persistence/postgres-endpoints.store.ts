@@ -93,7 +93,11 @@ export class PostgresEndpointsStore extends EndpointsStore {
              disabled_reason = CASE WHEN coalesce($4, disabled) THEN disabled_reason END,
              failures = CASE WHEN $4 = false THEN 0 ELSE failures END,
              failing_since = CASE WHEN $4 = false THEN NULL ELSE failing_since END,
-             paused_until = CASE WHEN $4 = false THEN NULL ELSE paused_until END
+             paused_until = CASE WHEN $4 = false THEN NULL ELSE paused_until END,
+             signals = CASE WHEN $4 = false THEN 0 ELSE signals END,
+             throttled = CASE WHEN $4 = false THEN false ELSE throttled END,
+             backoffs = CASE WHEN $4 = false THEN 0 ELSE backoffs END,
+             in_flight_cap = CASE WHEN $4 = false THEN NULL ELSE in_flight_cap END
          WHERE id = $1 RETURNING ${COLUMNS}`,
         [id, changes.url ?? null, changes.description ?? null, changes.disabled ?? null],
       );

@@ -11,13 +11,13 @@ import {
   DeliveryPageQuery,
   DeliveryStatus,
   DeliveryView,
-  endpointHealth,
+  EndpointRef,
   NewMessage,
   Recorded,
   RecordedResult,
 } from './deliveries.store';
 import { SecretsColumn } from './secrets-column';
-import { disabledReason } from '../dispatch-policy';
+import { disabledReason, endpointChange } from '../dispatch-policy';
 
 interface DueRow {
   id: bigint;
@@ -126,8 +126,12 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
     );
   }
 
-  async record(results: readonly RecordedResult[], disableAfterMs: number): Promise<Recorded> {
-    return this.run((s) => s.record(results, disableAfterMs));
+  async record(
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Recorded> {
+    return this.run((s) => s.record(results, disableAfterMs, retryScheduleMs));
   }
 
   async prune(olderThanMs: number, limit: number): Promise<number> {
@@ -139,6 +143,10 @@ export class SqliteDeliveriesStore extends DeliveriesStore {
     return row.oldest === null
       ? { pending: Number(row.pending) }
       : { pending: Number(row.pending), oldestCreatedAtMs: Number(row.oldest) };
+  }
+
+  async throttledEndpoints(): Promise<number> {
+    return Number(this.run((s) => s.throttled.get()));
   }
 
   async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
@@ -239,8 +247,10 @@ function prepareAdmin(db: BetterSqlite3.Database) {
 }
 
 function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColumn) {
-  const candidates = db.prepare<[number], { id: string; url: string; secrets: string; failures: bigint }>(
-    'SELECT id, url, secrets, failures FROM webhook_endpoints WHERE disabled = 0 AND (paused_until IS NULL OR paused_until <= ?)',
+  type Candidate = { id: string; url: string; secrets: string; in_flight_cap: bigint | null };
+  const candidates = db.prepare<[number], Candidate>(
+    `SELECT id, url, secrets, in_flight_cap FROM webhook_endpoints
+     WHERE disabled = 0 AND (paused_until IS NULL OR paused_until <= ?)`,
   );
   const leased = db
     .prepare<[string, number], bigint>(
@@ -257,10 +267,10 @@ function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColum
   const lease = db.prepare('UPDATE webhook_deliveries SET locked_until = @until, lease_token = @token WHERE id = @id');
   const claim = db.transaction(
     (p: { now: number; leaseNow: number; until: number; token: string; limit: number; endpointCap: number }) => {
-      const picked: { row: DueRow; endpoint: { id: string; url: string; secrets: string; failures: bigint } }[] = [];
+      const picked: { row: DueRow; endpoint: Candidate }[] = [];
       for (const endpoint of candidates.all(p.now)) {
-        // A failing endpoint gets one probe at a time; a healthy one up to its cap, across instances.
-        const cap = endpoint.failures > 0n ? 1 : p.endpointCap;
+        // Its cap across instances: the one the dispatch policy gave it (a throttled endpoint's probe), or the configured one.
+        const cap = endpoint.in_flight_cap === null ? p.endpointCap : Number(endpoint.in_flight_cap);
         const room = cap - Number(leased.get(endpoint.id, p.leaseNow));
         if (room <= 0) continue;
         for (const row of due.all({ endpointId: endpoint.id, now: p.now, leaseNow: p.leaseNow, limit: room })) {
@@ -276,7 +286,6 @@ function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColum
           endpointId: endpoint.id,
           url: endpoint.url,
           secrets: secretsColumn.read(endpoint.secrets),
-          endpointFailures: Number(endpoint.failures),
           payload: row.payload,
           attempts: Number(row.attempts),
           createdAtMs: Number(row.created_at),
@@ -306,17 +315,22 @@ function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColum
     `INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
      VALUES (@id, @at, @status, @error, @durationMs)`,
   );
-  const healthy = db.prepare(
-    'UPDATE webhook_endpoints SET failures = 0, failing_since = NULL, paused_until = NULL WHERE id = ?',
+  const healthOf = db.prepare<[string], { url: string; signals: bigint; throttled: bigint; backoffs: bigint }>(
+    'SELECT url, signals, throttled, backoffs FROM webhook_endpoints WHERE id = ?',
   );
-  const failing = db.prepare(
-    `UPDATE webhook_endpoints SET failures = failures + 1, failing_since = coalesce(failing_since, @now),
-       paused_until = @pausedUntil WHERE id = @id`,
+  // The endpoint's row as the dispatch policy decided it.
+  const setHealth = db.prepare(
+    `UPDATE webhook_endpoints SET signals = @signals, throttled = @throttled, backoffs = @backoffs, in_flight_cap = @cap,
+       failures = CASE WHEN @failing = 1 THEN failures + 1 ELSE 0 END,
+       failing_since = CASE WHEN @failing = 1 THEN coalesce(failing_since, @now) END,
+       paused_until = CASE WHEN @keepPause = 1 THEN paused_until ELSE @pausedUntil END
+     WHERE id = @id`,
   );
-  const disable = db.prepare<
-    [{ id: string; now: number; cutoff: number; reason: string }],
-    { id: string; url: string }
-  >(
+  const disableGone = db.prepare<[{ id: string; now: number; reason: string }], EndpointRef>(
+    `UPDATE webhook_endpoints SET disabled = 1, disabled_reason = @reason, updated_at = @now
+     WHERE id = @id AND disabled = 0 RETURNING id, url`,
+  );
+  const disable = db.prepare<[{ id: string; now: number; cutoff: number; reason: string }], EndpointRef>(
     `UPDATE webhook_endpoints SET disabled = 1, disabled_reason = @reason, updated_at = @now
      WHERE id = @id AND disabled = 0 AND failing_since IS NOT NULL AND failing_since <= @cutoff
      RETURNING id, url`,
@@ -325,44 +339,73 @@ function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColum
     `UPDATE webhook_deliveries SET status = 'failed', finished_at = @now, locked_until = NULL, lease_token = NULL
      WHERE endpoint_id = @id AND status = 'pending'`,
   );
-  const record = db.transaction((results: readonly RecordedResult[], disableAfterMs: number): Recorded => {
-    const now = Date.now();
-    let recorded = 0;
-    const failingEndpoints = new Set<string>();
-    for (const { delivery, result } of results) {
-      const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
-      const run =
-        result.kind === 'succeeded'
-          ? succeeded.run({ ...key, now })
-          : result.kind === 'retry'
-            ? retry.run({ ...key, next: now + result.delayMs })
-            : result.kind === 'failed'
-              ? failed.run({ ...key, now })
-              : released.run(key);
-      recorded += run.changes;
-      if (result.kind === 'released') continue;
-      if (run.changes === 1) {
-        const { atMs, responseStatus, error, durationMs } = result.attempt;
-        attempt.run({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs });
+  const record = db.transaction(
+    (results: readonly RecordedResult[], disableAfterMs: number, retryScheduleMs: readonly number[]): Recorded => {
+      const now = Date.now();
+      let recorded = 0;
+      const byEndpoint = new Map<string, RecordedResult['result'][]>();
+      for (const { delivery, result } of results) {
+        const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
+        const run =
+          result.kind === 'succeeded'
+            ? succeeded.run({ ...key, now })
+            : result.kind === 'retry'
+              ? retry.run({ ...key, next: now + result.delayMs })
+              : result.kind === 'failed'
+                ? failed.run({ ...key, now })
+                : released.run(key);
+        recorded += run.changes;
+        if (result.kind === 'released') continue;
+        if (run.changes === 1) {
+          const { atMs, responseStatus, error, durationMs } = result.attempt;
+          attempt.run({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs });
+        }
+        const ofEndpoint = byEndpoint.get(delivery.endpointId);
+        if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+        else ofEndpoint.push(result);
       }
-      const health = endpointHealth(result);
-      if (health.healthy) {
-        healthy.run(delivery.endpointId);
-        failingEndpoints.delete(delivery.endpointId);
-      } else {
-        failing.run({ id: delivery.endpointId, now, pausedUntil: now + health.pauseMs });
-        failingEndpoints.add(delivery.endpointId);
+      const disabled: Recorded['disabled'][number][] = [];
+      const throttled: EndpointRef[] = [];
+      const recovered: EndpointRef[] = [];
+      for (const [id, endpointResults] of byEndpoint) {
+        const row = healthOf.get(id);
+        if (row === undefined) continue; // deleted meanwhile
+        const before = {
+          signals: Number(row.signals),
+          throttled: row.throttled === 1n,
+          backoffs: Number(row.backoffs),
+        };
+        const change = endpointChange(before, endpointResults, retryScheduleMs);
+        if (change === undefined) continue;
+        setHealth.run({
+          id,
+          now,
+          signals: change.signals,
+          throttled: change.throttled ? 1 : 0,
+          backoffs: change.backoffs,
+          cap: change.inFlightCap,
+          failing: change.failing ? 1 : 0,
+          keepPause: change.pause === 'keep' ? 1 : 0,
+          pausedUntil: typeof change.pause === 'object' ? now + change.pause.ms : null,
+        });
+        const disabledNow =
+          change.disable === undefined
+            ? change.failing
+              ? disable.get({ id, now, cutoff: now - disableAfterMs, reason: disabledReason(disableAfterMs) })
+              : undefined
+            : disableGone.get({ id, now, reason: change.disable });
+        if (disabledNow !== undefined) {
+          failPending.run({ id, now });
+          disabled.push({ ...disabledNow, why: change.disable === undefined ? 'failing' : 'gone' });
+        } else if (change.throttled && !before.throttled) {
+          throttled.push({ id, url: row.url });
+        } else if (!change.throttled && before.throttled) {
+          recovered.push({ id, url: row.url });
+        }
       }
-    }
-    const disabled: { id: string; url: string }[] = [];
-    for (const id of failingEndpoints) {
-      const row = disable.get({ id, now, cutoff: now - disableAfterMs, reason: disabledReason(disableAfterMs) });
-      if (row === undefined) continue;
-      failPending.run({ id, now });
-      disabled.push(row);
-    }
-    return { recorded, disabled };
-  });
+      return { recorded, disabled, throttled, recovered };
+    },
+  );
 
   const finished = db
     .prepare<[{ cutoff: number; limit: number }], bigint>(
@@ -388,11 +431,15 @@ function prepareDispatch(db: BetterSqlite3.Database, secretsColumn: SecretsColum
 
   return {
     claim: (p: Parameters<typeof claim>[0]) => claim.immediate(p),
-    record: (results: readonly RecordedResult[], disableAfterMs: number) => record.immediate(results, disableAfterMs),
+    record: (results: readonly RecordedResult[], disableAfterMs: number, retryScheduleMs: readonly number[]) =>
+      record.immediate(results, disableAfterMs, retryScheduleMs),
     prune: (cutoff: number, limit: number) => prune.immediate(cutoff, limit),
     backlog: db.prepare(
       "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
     ),
+    throttled: db
+      .prepare<[], bigint>('SELECT count(*) FROM webhook_endpoints WHERE throttled = 1 AND disabled = 0')
+      .pluck(),
   };
 }
 

@@ -189,7 +189,11 @@ function prepare(db: BetterSqlite3.Database) {
            disabled_reason = CASE WHEN @reenabled = 1 OR @disabled = 0 THEN NULL ELSE disabled_reason END,
            failures = CASE WHEN @reenabled = 1 THEN 0 ELSE failures END,
            failing_since = CASE WHEN @reenabled = 1 THEN NULL ELSE failing_since END,
-           paused_until = CASE WHEN @reenabled = 1 THEN NULL ELSE paused_until END
+           paused_until = CASE WHEN @reenabled = 1 THEN NULL ELSE paused_until END,
+           signals = CASE WHEN @reenabled = 1 THEN 0 ELSE signals END,
+           throttled = CASE WHEN @reenabled = 1 THEN 0 ELSE throttled END,
+           backoffs = CASE WHEN @reenabled = 1 THEN 0 ELSE backoffs END,
+           in_flight_cap = CASE WHEN @reenabled = 1 THEN NULL ELSE in_flight_cap END
        WHERE id = @id`,
     ),
     secrets: db.prepare<[string], string>('SELECT secrets FROM webhook_endpoints WHERE id = ?').pluck(),
