@@ -377,7 +377,9 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     dead.answerWith(() => 500);
     await start({
       WEBHOOK_DISABLE_AFTER: '1s',
-      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms',
+      // Attempts for about 2 s, so the endpoint is still failing when WEBHOOK_DISABLE_AFTER (1 s) runs out
+      // (a 500 no longer pauses the endpoint, so the schedule alone spaces them).
+      WEBHOOK_RETRY_SCHEDULE: Array(20).fill('100ms').join(','),
     });
     const endpoint = await subscribe(dead);
     await create(1);
@@ -478,7 +480,9 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
       WEBHOOK_URLS: `${target.url},${gone.url}`,
       WEBHOOK_SECRET: secret,
       WEBHOOK_DISABLE_AFTER: '1s',
-      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms',
+      // Attempts for about 2 s, so the endpoint is still failing when WEBHOOK_DISABLE_AFTER (1 s) runs out
+      // (a 500 no longer pauses the endpoint, so the schedule alone spaces them).
+      WEBHOOK_RETRY_SCHEDULE: Array(20).fill('100ms').join(','),
     };
     await start(configured);
     const byUrl = async () =>
