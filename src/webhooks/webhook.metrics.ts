@@ -19,7 +19,7 @@ export class WebhookMetrics {
     const registers = [metrics.registry];
     this.attempts = new Counter({
       name: 'plant_store_webhook_attempts_total',
-      help: 'Webhook delivery attempts by outcome: 2xx, 3xx (not followed), 4xx, 5xx, gone (410), timeout, network, blocked (WEBHOOK_BLOCKED_NETWORKS)',
+      help: 'Webhook delivery attempts by outcome: 2xx, 3xx (not followed), 4xx, 5xx, gone (410), timeout, network, blocked (a blocked network)',
       labelNames: ['outcome'] as const,
       registers,
     });

@@ -47,7 +47,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
  * read to its end (the connection goes back to the pool) or its connection is destroyed (a body too
  * large, or still coming at the deadline), so a receiver that trickles its answer never holds a
  * socket past the attempt, nor after the dispatcher has freed the endpoint's slot. Connections go
- * through an agent whose name lookup refuses WEBHOOK_BLOCKED_NETWORKS.
+ * through an agent whose name lookup refuses the blocked networks.
  */
 export class WebhookSender {
   private readonly agent: Agent;

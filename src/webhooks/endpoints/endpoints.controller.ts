@@ -78,7 +78,7 @@ export class EndpointsController {
     ...COMMON,
     ...BODY_ERRORS,
     400: [
-      'A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.',
+      'A field is not valid, or the url points to a blocked address (a private or special-purpose one unless WEBHOOK_ALLOWED_NETWORKS opens it).',
       'url must be an absolute http(s) URL',
     ],
     409: [
@@ -142,7 +142,10 @@ export class EndpointsController {
   @ApiErrorResponses({
     ...COMMON,
     ...BODY_ERRORS,
-    400: ['A field is not valid, or the url points into WEBHOOK_BLOCKED_NETWORKS.', 'disabled must be true or false'],
+    400: [
+      'A field is not valid, or the url points to a blocked address (a private or special-purpose one unless WEBHOOK_ALLOWED_NETWORKS opens it).',
+      'disabled must be true or false',
+    ],
     404: NO_ENDPOINT,
     409: [
       'A url or description for an endpoint declared in WEBHOOK_URLS (only disabled changes there), or another endpoint has this url.',
