@@ -13,7 +13,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
 import { PlantsModule } from './plants/plants.module';
-import { CountersModule } from './rate-limit/counters.module';
+import { CountersModule } from './counters/counters.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WEBHOOK_MIGRATIONS } from './webhooks/webhooks.migrations';
 import { WebhooksModule } from './webhooks/webhooks.module';

@@ -6,7 +6,7 @@ import { Reflector } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { loadConfig } from '../config/load-config';
 import { MetricsService } from '../metrics/metrics.service';
-import { RateLimitStorage } from '../rate-limit/rate-limit.storage';
+import { RateLimitStorage } from '../counters/rate-limit.storage';
 import { AccessTokenVerifier } from './access-token.verifier';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerAuthGuard } from './bearer-auth.guard';

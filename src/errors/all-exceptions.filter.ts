@@ -12,13 +12,16 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { TooManyAuthFailuresException } from '../auth/auth-failure-limiter';
-import { ErrorDto } from './error.dto';
+import { ErrorDto } from '../common/errors/error.dto';
 import { isClientAbort } from './connection-errors';
 import { MetricsService } from '../metrics/metrics.service';
 import { StorageError } from '../database/storage.error';
 import { StorageTimeoutError } from '../database/storage-timeout.error';
 import { StorageUnavailableError } from '../database/storage-unavailable.error';
-import { DEFAULT_STORAGE_UNAVAILABLE, StorageUnavailableRouteConfig } from './storage-unavailable.decorator';
+import {
+  DEFAULT_STORAGE_UNAVAILABLE,
+  StorageUnavailableRouteConfig,
+} from '../common/errors/storage-unavailable.decorator';
 import { IncomingMessage } from 'node:http';
 
 const INTERNAL_ERROR_MESSAGE = 'Internal server error';

@@ -10,9 +10,9 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
-import { ApiErrorResponses, CONNECTION_ERRORS } from '../errors/api-error-responses.decorator';
-import { StorageUnavailableMessages, WhenStorageUnavailable } from '../errors/storage-unavailable.decorator';
-import { ParseInt64Pipe } from '../validation/parse-int64.pipe';
+import { ApiErrorResponses, CONNECTION_ERRORS } from '../common/errors/api-error-responses.decorator';
+import { StorageUnavailableMessages, WhenStorageUnavailable } from '../common/errors/storage-unavailable.decorator';
+import { ParseInt64Pipe } from '../common/int64/parse-int64.pipe';
 import { ListPlantsQueryDto } from './dto/list-plants-query.dto';
 import { NEW_PLANT_SERIALIZATION } from './dto/new-plant.serialization';
 import { NewPlantDto } from './dto/new-plant.dto';

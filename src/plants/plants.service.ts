@@ -1,5 +1,5 @@
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
-import { withoutStack } from '../errors/without-stack';
+import { withoutStack } from '../common/errors/without-stack';
 import { MetricsService } from '../metrics/metrics.service';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PageQuery, PlantsRepository } from './persistence/plants.repository';

@@ -4,7 +4,7 @@ import { getOptionsToken, getStorageToken, ThrottlerModuleOptions } from '@nestj
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitConfig } from '../config/app-config';
 import { PrincipalThrottlerGuard } from './principal-throttler.guard';
-import { RateLimitStorage } from './rate-limit.storage';
+import { RateLimitStorage } from '../counters/rate-limit.storage';
 
 /**
  * RATE_LIMIT_PER_MINUTE requests per principal (all operations together); 429 with Retry-After

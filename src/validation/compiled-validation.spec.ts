@@ -9,7 +9,7 @@ import {
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { ListPlantsQueryDto } from '../plants/dto/list-plants-query.dto';
-import { INT64_MAX, INT64_MIN } from '../plants/dto/is-int64.decorator';
+import { INT64_MAX, INT64_MIN } from '../common/int64/is-int64.decorator';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
 import { compileValidation } from './compiled-validation';
 import { RequestValidationPipe } from './request-validation.pipe';

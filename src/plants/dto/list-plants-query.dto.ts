@@ -1,8 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { parseDecimalInt64 } from '../../validation/parse-int64.pipe';
-import { IsInt64 } from './is-int64.decorator';
+import { parseDecimalInt64 } from '../../common/int64/parse-int64.pipe';
+import { IsInt64 } from '../../common/int64/is-int64.decorator';
 
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { WebhookConfig } from '../../config/app-config';
 import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
-import { withoutStack } from '../../errors/without-stack';
+import { withoutStack } from '../../common/errors/without-stack';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../blocked-networks';
 import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence/deliveries.store';
