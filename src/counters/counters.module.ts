@@ -1,6 +1,4 @@
 import { Global, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { MetricsService } from '../metrics/metrics.service';
 import { RateLimitStorage } from './rate-limit.storage';
 
 /**
@@ -8,14 +6,5 @@ import { RateLimitStorage } from './rate-limit.storage';
  * limit counts in them whether or not RATE_LIMIT_PER_MINUTE turns the rate limit on.
  */
 @Global()
-@Module({
-  providers: [
-    {
-      provide: RateLimitStorage,
-      inject: [AppConfig, MetricsService],
-      useFactory: (config: AppConfig, metrics: MetricsService) => new RateLimitStorage(config.redisUrl, metrics),
-    },
-  ],
-  exports: [RateLimitStorage],
-})
+@Module({ providers: [RateLimitStorage], exports: [RateLimitStorage] })
 export class CountersModule {}

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { API_VERSION } from '../openapi/openapi-document';
+import { API_VERSION } from '../common/api-version';
 import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries.store';

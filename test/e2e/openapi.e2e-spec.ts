@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv, { ValidateFunction } from 'ajv';
-import { createOpenApiDocument } from '../../src/openapi/openapi-document';
+import { createApiDocument } from '../../src/api-document';
 import { request } from '../support/http';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -40,7 +40,7 @@ describe('OpenAPI document (e2e)', () => {
   it('should equal the committed openapi.json (run `npm run openapi` after changing the API)', () => {
     const committed = JSON.parse(readFileSync(join(__dirname, '..', '..', 'openapi.json'), 'utf8'));
     expect(served).toEqual(committed);
-    expect(JSON.parse(JSON.stringify(createOpenApiDocument(server.app)))).toEqual(committed);
+    expect(JSON.parse(JSON.stringify(createApiDocument(server.app)))).toEqual(committed);
   });
 
   describe('the contract it states', () => {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/paging/page-query.dto';
 import { Endpoint } from '../endpoint';
 
 const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
