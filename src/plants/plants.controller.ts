@@ -1,12 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
-import {
-  ApiExtraModels,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import {
   ApiErrorResponses,
@@ -17,6 +10,7 @@ import {
 import { StorageUnavailableMessages, WhenStorageUnavailable } from '../common/errors/storage-unavailable.decorator';
 import { ApiInt64Param } from '../common/int64/api-int64-param.decorator';
 import { ParseInt64Pipe } from '../common/int64/parse-int64.pipe';
+import { ApiPageResponse } from '../common/paging/api-page-response.decorator';
 import { nextPageLink } from '../common/paging/page';
 import { PageQueryDto } from '../common/paging/page-query.dto';
 import { NewPlantDto } from './dto/new-plant.dto';
@@ -96,18 +90,7 @@ export class PlantsController {
    */
   @Get()
   @ApiOperation({ operationId: 'listPlants', summary: 'List plants' })
-  @ApiOkResponse({
-    description: 'At most `limit` plants with an id greater than `after`, ordered by id.',
-    schema: { type: 'array', items: { $ref: getSchemaPath(NewPlantDto) } },
-    headers: {
-      Link: {
-        description:
-          'Present only when more plants follow: `</plants?limit=<limit>&after=<last id>>; rel="next"` (RFC 8288), ' +
-          'relative to the request URL.',
-        schema: { type: 'string', example: '</plants?limit=100&after=10>; rel="next"' },
-      },
-    },
-  })
+  @ApiPageResponse(NewPlantDto, '/plants', 'At most `limit` plants with an id greater than `after`, ordered by id.')
   @ApiErrorResponses({
     ...PROTECTED_OPERATION_ERRORS,
     400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'],

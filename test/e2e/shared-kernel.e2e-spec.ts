@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiProperty } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiErrorResponses, PROTECTED_OPERATION_ERRORS } from '../../src/common/errors/api-error-responses.decorator';
 import { ParseInt64Pipe } from '../../src/common/int64/parse-int64.pipe';
+import { ApiPageResponse } from '../../src/common/paging/api-page-response.decorator';
 import { nextPageLink, pageOf } from '../../src/common/paging/page';
 import { PageQueryDto } from '../../src/common/paging/page-query.dto';
 import { request } from '../support/http';
@@ -23,7 +24,7 @@ const GADGETS = [-(2n ** 63n), 9007199254740993n, 2n ** 63n - 1n].map((id) => ({
 @Controller('gadgets')
 class GadgetsController {
   @Get()
-  @ApiOkResponse({ type: [GadgetDto] })
+  @ApiPageResponse(GadgetDto, '/gadgets', 'A page of gadgets.')
   @ApiErrorResponses({ ...PROTECTED_OPERATION_ERRORS, 400: 'A query parameter is not valid.' })
   list(@Query() query: PageQueryDto, @Res({ passthrough: true }) reply: FastifyReply): object[] {
     const after = query.after ?? -(2n ** 63n) - 1n;
