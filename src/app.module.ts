@@ -6,6 +6,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
+import { DatabaseErrorsMetrics } from './errors/database-errors.metrics';
 import { HealthModule } from './health/health.module';
 import { RequestValidationPipe } from './validation/request-validation.pipe';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
@@ -13,7 +14,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
 import { PlantsModule } from './plants/plants.module';
-import { CountersModule } from './rate-limit/counters.module';
+import { CountersModule } from './counters/counters.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WEBHOOK_MIGRATIONS } from './webhooks/webhooks.migrations';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -43,6 +44,7 @@ export class AppModule {
         RateLimitModule.forRoot(config.rateLimit),
       ],
       providers: [
+        DatabaseErrorsMetrics,
         { provide: APP_GUARD, useExisting: BearerAuthGuard },
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

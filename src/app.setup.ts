@@ -14,7 +14,8 @@ import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
 import { MetricsService } from './metrics/metrics.service';
 import { setupMetrics } from './metrics/metrics.setup';
-import { createOpenApiDocument } from './openapi/openapi-document';
+import { createApiDocument } from './api-document';
+import { serializeResponsesAsDocumented } from './common/serialization/documented-responses';
 
 // A caller's X-Request-Id is kept only if it is short and plain; otherwise a new one is made.
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -101,7 +102,10 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   const metricsServer = await setupMetrics(fastify, app.get(MetricsService), config);
   if (metricsServer) fastify.addHook('onClose', (_instance, done) => void metricsServer.close(() => done()));
 
-  SwaggerModule.setup(DOCS_PATH, app, createOpenApiDocument(app), {
+  const document = createApiDocument(app);
+  // Responses that carry an int64 are written by a serializer compiled from their documented schema.
+  serializeResponsesAsDocumented(fastify, document);
+  SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     // A token typed into the UI lives in the page only, never in the browser's storage.

@@ -7,7 +7,7 @@ import { loadOrCreateDevToken } from './dev-token';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 // Used as a type only, so not loaded here: onModuleInit imports it when JWTs are configured.
 import { JwtVerifier } from './jwt.verifier';
-import { withoutStack } from '../errors/without-stack';
+import { withoutStack } from '../common/errors/without-stack';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 7235).
 const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

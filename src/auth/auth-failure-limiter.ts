@@ -1,6 +1,6 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { RateLimitStorage } from '../rate-limit/rate-limit.storage';
+import { RateLimitStorage } from '../counters/rate-limit.storage';
 
 const WINDOW_MS = 60_000;
 

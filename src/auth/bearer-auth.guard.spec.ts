@@ -5,8 +5,8 @@ import { Controller, ExecutionContext, Get, UnauthorizedException } from '@nestj
 import { Reflector } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { loadConfig } from '../config/load-config';
-import { MetricsService } from '../metrics/metrics.service';
-import { RateLimitStorage } from '../rate-limit/rate-limit.storage';
+import { Registry } from 'prom-client';
+import { RateLimitStorage } from '../counters/rate-limit.storage';
 import { AccessTokenVerifier } from './access-token.verifier';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerAuthGuard } from './bearer-auth.guard';
@@ -34,7 +34,7 @@ function contextFor(handler: keyof ExampleController, authorization?: string): E
 async function verifierFor(config: AppConfig): Promise<AccessTokenVerifier> {
   const verifier = new AccessTokenVerifier(
     config,
-    new AuthFailureLimiter(config, new RateLimitStorage(undefined, new MetricsService())),
+    new AuthFailureLimiter(config, new RateLimitStorage(config, new Registry())),
   );
   await verifier.onModuleInit();
   return verifier;

@@ -4,7 +4,7 @@ import { FastifyRequest } from 'fastify';
 import { AccessTokenVerifier } from './access-token.verifier';
 import { IS_PUBLIC_KEY } from './public.decorator';
 import { ADMIN_ONLY_KEY, InsufficientScopeException } from './admin-only.decorator';
-import { withoutStack } from '../errors/without-stack';
+import { withoutStack } from '../common/errors/without-stack';
 
 /** Global guard: every route needs a valid bearer token unless its handler is `@Public()`, and the admin permission under `@AdminOnly()`. */
 @Injectable()

@@ -22,43 +22,44 @@ export interface JwtConfig {
 
 /**
  * The new-plant webhook. Always on: endpoints come from configuration (`configured`) or from the
- * admin API; with none, nothing is recorded.
+ * admin API; with none, nothing is recorded. Provided under this class by `ConfigModule`, so a
+ * provider takes it as a plain constructor parameter.
  */
-export interface WebhookConfig {
+export abstract class WebhookConfig {
   /** Endpoints declared by WEBHOOK_URLS, signed with WEBHOOK_SECRET, reconciled at start-up. */
-  readonly configured: {
+  abstract readonly configured: {
     /** Absolute http(s) URLs, normalised (`new URL(…).href`). */
     readonly urls: readonly string[];
     /** Signing secrets, `whsec_…`; every one signs (rotation). Never logged. */
     readonly secrets: readonly string[];
   };
   /** Per-attempt timeout. */
-  readonly timeoutMs: number;
+  abstract readonly timeoutMs: number;
   /** Delays between attempts; the first attempt is at once, so there are `length + 1` attempts. */
-  readonly retryScheduleMs: readonly number[];
+  abstract readonly retryScheduleMs: readonly number[];
   /** How long finished deliveries (with their attempts and messages) are kept before they are pruned. */
-  readonly retentionMs: number;
+  abstract readonly retentionMs: number;
   /** Deliveries in flight at once, per instance. */
-  readonly concurrency: number;
+  abstract readonly concurrency: number;
   /** Deliveries in flight at once to one endpoint, across every instance. */
-  readonly endpointConcurrency: number;
+  abstract readonly endpointConcurrency: number;
   /** How often the outbox is read when nothing wakes the dispatcher (other instances' events, retries). */
-  readonly pollIntervalMs: number;
+  abstract readonly pollIntervalMs: number;
   /** How long a rotated-out secret still signs. */
-  readonly secretOverlapMs: number;
+  abstract readonly secretOverlapMs: number;
   /** An endpoint with no success for this long, while its attempts fail, is disabled. */
-  readonly disableAfterMs: number;
+  abstract readonly disableAfterMs: number;
   /**
    * What no endpoint may reach: every special-purpose range (the default), or the CIDR ranges of
    * WEBHOOK_BLOCKED_NETWORKS (`address/prefix`), which replace it.
    */
-  readonly blockedNetworks: 'special-purpose' | readonly string[];
+  abstract readonly blockedNetworks: 'special-purpose' | readonly string[];
   /** CIDR ranges opened inside `blockedNetworks` (WEBHOOK_ALLOWED_NETWORKS), e.g. an internal receiver's. */
-  readonly allowedNetworks: readonly string[];
+  abstract readonly allowedNetworks: readonly string[];
   /** Most `api` endpoints, disabled ones included (WEBHOOK_MAX_ENDPOINTS). */
-  readonly maxEndpoints: number;
+  abstract readonly maxEndpoints: number;
   /** The key(s) that encrypt endpoint secrets at rest (WEBHOOK_SECRETS_KEY). */
-  readonly secretsKey: SecretsKeyConfig;
+  abstract readonly secretsKey: SecretsKeyConfig;
 }
 
 /**
@@ -71,9 +72,12 @@ export type SecretsKeyConfig =
   | { readonly kind: 'data-dir'; readonly dataDir: string }
   | { readonly kind: 'none' };
 
-/** The rate limit: requests per minute per principal (counted in Redis when `AppConfig.redisUrl` is set). */
-export interface RateLimitConfig {
-  readonly perMinute: number;
+/**
+ * The rate limit: requests per minute per principal (counted in Redis when `AppConfig.redisUrl` is
+ * set). Provided under this class by `ConfigModule` when RATE_LIMIT_PER_MINUTE is set.
+ */
+export abstract class RateLimitConfig {
+  abstract readonly perMinute: number;
 }
 
 /** TRUST_PROXY: off, a number of proxy hops, or the addresses and CIDR ranges of trusted proxies. */

@@ -12,7 +12,8 @@ import { loadConfig } from '../config/load-config';
 import { StorageError } from '../database/storage.error';
 import { StorageTimeoutError } from '../database/storage-timeout.error';
 import { StorageUnavailableError } from '../database/storage-unavailable.error';
-import { MetricsService } from '../metrics/metrics.service';
+import { Registry } from 'prom-client';
+import { DatabaseErrorsMetrics } from './database-errors.metrics';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 
 const JSON_TYPE = { 'Content-Type': 'application/json; charset=utf-8' };
@@ -25,7 +26,7 @@ interface Sent {
 
 function setup(routeConfig: object = {}, raw: object = {}) {
   const sent: Sent = { headers: {} };
-  const metrics = new MetricsService();
+  const metrics = new DatabaseErrorsMetrics(new Registry());
   const httpAdapter = {
     reply: (_reply: unknown, body: unknown, status: number) => Object.assign(sent, { body, status }),
     setHeader: (_reply: unknown, name: string, value: string) => (sent.headers[name] = value),
@@ -42,7 +43,7 @@ function setup(routeConfig: object = {}, raw: object = {}) {
     metrics,
   );
   const counted = async (kind: string) =>
-    (await metrics.databaseErrors.get()).values.find((value) => value.labels.kind === kind)?.value ?? 0;
+    (await metrics.failed.get()).values.find((value) => value.labels.kind === kind)?.value ?? 0;
   return { filter, host, sent, counted };
 }
 

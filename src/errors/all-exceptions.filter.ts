@@ -12,13 +12,16 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { TooManyAuthFailuresException } from '../auth/auth-failure-limiter';
-import { ErrorDto } from './error.dto';
+import { ErrorDto } from '../common/errors/error.dto';
 import { isClientAbort } from './connection-errors';
-import { MetricsService } from '../metrics/metrics.service';
+import { DatabaseErrorsMetrics } from './database-errors.metrics';
 import { StorageError } from '../database/storage.error';
 import { StorageTimeoutError } from '../database/storage-timeout.error';
 import { StorageUnavailableError } from '../database/storage-unavailable.error';
-import { DEFAULT_STORAGE_UNAVAILABLE, StorageUnavailableRouteConfig } from './storage-unavailable.decorator';
+import {
+  DEFAULT_STORAGE_UNAVAILABLE,
+  StorageUnavailableRouteConfig,
+} from '../common/errors/storage-unavailable.decorator';
 import { IncomingMessage } from 'node:http';
 
 const INTERNAL_ERROR_MESSAGE = 'Internal server error';
@@ -37,7 +40,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly config: AppConfig,
-    private readonly metrics: MetricsService,
+    private readonly metrics: DatabaseErrorsMetrics,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -73,12 +76,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
    */
   private storageFailureBody(exception: unknown, request: FilteredRequest): ErrorDto | undefined {
     if (exception instanceof StorageError) {
-      this.metrics.databaseErrors.inc({ kind: 'failure' });
+      this.metrics.failed.inc({ kind: 'failure' });
       return undefined;
     }
     if (!(exception instanceof StorageUnavailableError)) return undefined;
     const timedOut = exception instanceof StorageTimeoutError;
-    this.metrics.databaseErrors.inc({ kind: timedOut ? 'timeout' : 'unavailable' });
+    this.metrics.failed.inc({ kind: timedOut ? 'timeout' : 'unavailable' });
     const config = request.routeOptions?.config as StorageUnavailableRouteConfig | undefined;
     const messages = config?.storageUnavailable ?? DEFAULT_STORAGE_UNAVAILABLE;
     return { error: HttpStatus.SERVICE_UNAVAILABLE, message: timedOut ? messages.timeout : messages.unavailable };

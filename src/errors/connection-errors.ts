@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 import { HttpException, Logger } from '@nestjs/common';
 import { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { API_SECURITY_HEADERS } from '../platform/security-headers';
-import { ErrorDto } from './error.dto';
+import { ErrorDto } from '../common/errors/error.dto';
 
 /** Node's limit on the request line and headers together (`http.maxHeaderSize`); the service keeps it. */
 export const MAX_HEADER_BYTES = 16 * 1024;

@@ -4,7 +4,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
-import { ApiErrorResponses } from '../errors/api-error-responses.decorator';
+import { ApiErrorResponses } from '../common/errors/api-error-responses.decorator';
 import { DatabaseHealthIndicator } from './database.health-indicator';
 import { HealthCheckDto } from './dto/health-check.dto';
 

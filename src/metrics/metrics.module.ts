@@ -1,9 +1,14 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import { AuthModule } from '../auth/auth.module';
+import { createMetricsRegistry } from './metrics-registry';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 
-/** Metrics for every module; `/metrics` on the main port unless METRICS_PORT gives it a port of its own. */
+/**
+ * The registry every feature's metrics go into, the HTTP metrics, and `/metrics` on the main port
+ * unless METRICS_PORT gives it a port of its own.
+ */
 @Global()
 @Module({})
 export class MetricsModule {
@@ -12,8 +17,8 @@ export class MetricsModule {
       module: MetricsModule,
       imports: [AuthModule],
       controllers: ownPort === undefined ? [MetricsController] : [],
-      providers: [MetricsService],
-      exports: [MetricsService],
+      providers: [{ provide: Registry, useFactory: createMetricsRegistry }, MetricsService],
+      exports: [Registry, MetricsService],
     };
   }
 }

@@ -1,39 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 
-/** The service's Prometheus metrics, in a registry of its own (so tests and apps do not share one). */
+/**
+ * The HTTP metrics of every request, in the service's registry. Each feature keeps its own metrics
+ * beside its code and registers them in the same `Registry` (provided by `MetricsModule`).
+ */
 @Injectable()
 export class MetricsService {
-  readonly registry = new Registry();
-
-  readonly httpRequests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-
-  readonly httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  });
-
-  readonly plantsCreated = new Counter({
-    name: 'plant_store_plants_total',
-    help: 'Successful creates: outcome "created" stored a new plant, "replayed" matched a stored one',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly databaseErrors = new Counter({
-    name: 'plant_store_database_errors_total',
-    help: 'Failed database operations: kind "unavailable" (unreachable), "timeout" (no answer in time) or "failure" (anything else)',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
 
   /**
    * The request series by method, route and status, each looked up once, so a request does not
@@ -42,8 +17,20 @@ export class MetricsService {
    */
   private readonly requestSeries = new Map<string, RequestSeries>();
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
+  constructor(readonly registry: Registry) {
+    this.httpRequests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    });
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method, route template and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
   }
 
   /** Records one answered request; `route` is the template (`/plants`), never the raw URL. */

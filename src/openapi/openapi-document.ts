@@ -1,14 +1,22 @@
 import { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { PathItemObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { NewPlantDto } from '../plants/dto/new-plant.dto';
+import { API_VERSION } from '../common/api-version';
 
 export const BEARER_SCHEME = 'bearer';
-/** The interface's version: `info.version` of the document, and in the webhook's User-Agent. */
-export const API_VERSION = '1.0.0';
 
-/** The OpenAPI 3.1 document of the service, generated from its controllers and DTOs, plus the webhook it sends. */
-export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+/** What the features add to the document beyond their routes: the webhooks they send, and the models those use. */
+export interface DocumentExtras {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- @nestjs/swagger's own type for a model class.
+  readonly extraModels?: Function[];
+  readonly webhooks?: Record<string, PathItemObject>;
+}
+
+/**
+ * The OpenAPI 3.1 document of the service, generated from its controllers and DTOs, plus what the
+ * features declare beyond their routes (`extras`: the webhooks they send).
+ */
+export function createOpenApiDocument(app: INestApplication, extras: DocumentExtras = {}): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Plant Store')
@@ -25,58 +33,6 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: undefined }, BEARER_SCHEME)
     .addSecurityRequirements(BEARER_SCHEME)
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [NewPlantDto] });
-  return { ...document, webhooks: { newPlant: NEW_PLANT_WEBHOOK } };
+  const document = SwaggerModule.createDocument(app, config, { extraModels: extras.extraModels ?? [] });
+  return extras.webhooks === undefined ? document : { ...document, webhooks: extras.webhooks };
 }
-
-const signatureHeader = (name: string, description: string, example: string) => ({
-  in: 'header' as const,
-  name,
-  required: true,
-  description,
-  schema: { type: 'string', example },
-});
-
-/**
- * The webhook the service sends (OpenAPI 3.1 `webhooks`). Declared here rather than with
- * `@ApiWebhook()`, which needs a controller route, and this is a request the service makes, not one
- * it serves.
- */
-const NEW_PLANT_WEBHOOK: PathItemObject = {
-  post: {
-    operationId: 'newPlant',
-    summary: 'A new plant was added to the store',
-    description:
-      'Sent to every URL of WEBHOOK_URLS once per stored plant (a create that is not a replay), from a ' +
-      'transactional outbox: at least once, in no guaranteed order, retried with backoff on anything but ' +
-      'a 2xx within WEBHOOK_TIMEOUT_MS (WEBHOOK_RETRY_SCHEDULE; 410 Gone stops the retries; redirects are ' +
-      'not followed). Signed per Standard Webhooks: verify with the `standardwebhooks` library and ' +
-      'deduplicate by `webhook-id`. The id in the body is exact; parse it with a big-integer-aware parser.',
-    parameters: [
-      signatureHeader(
-        'webhook-id',
-        'Unique per event and subscriber, the same on every retry: the deduplication key.',
-        'msg_2b5ad1c3f0a64c6e9f3d7e1a8b4c2d10',
-      ),
-      signatureHeader(
-        'webhook-timestamp',
-        'Unix seconds of this attempt; reject ones too far from now (e.g. 5 minutes).',
-        '1795430400',
-      ),
-      signatureHeader(
-        'webhook-signature',
-        'v1,<base64 HMAC-SHA256 of "id.timestamp.body">, one per configured secret, space-separated.',
-        'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
-      ),
-    ],
-    requestBody: {
-      required: true,
-      content: { 'application/json': { schema: { $ref: getSchemaPath(NewPlantDto) } } },
-    },
-    responses: {
-      '200': { description: 'Received. Any 2xx counts; anything else is retried, except 410.' },
-      '410': { description: 'Gone: the subscriber wants no more of this delivery; it is not retried.' },
-    },
-    security: [],
-  },
-};

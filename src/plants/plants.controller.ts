@@ -1,20 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
-import { RouteSchema } from '@nestjs/platform-fastify';
-import {
-  ApiExtraModels,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
-import { ApiErrorResponses, CONNECTION_ERRORS } from '../errors/api-error-responses.decorator';
-import { StorageUnavailableMessages, WhenStorageUnavailable } from '../errors/storage-unavailable.decorator';
-import { ParseInt64Pipe } from '../validation/parse-int64.pipe';
-import { ListPlantsQueryDto } from './dto/list-plants-query.dto';
-import { NEW_PLANT_SERIALIZATION } from './dto/new-plant.serialization';
+import {
+  ApiErrorResponses,
+  IDENTITY_PROVIDER_UNAVAILABLE,
+  PROTECTED_OPERATION_ERRORS,
+  READ_UNAVAILABLE,
+} from '../common/errors/api-error-responses.decorator';
+import { StorageUnavailableMessages, WhenStorageUnavailable } from '../common/errors/storage-unavailable.decorator';
+import { ApiInt64Param } from '../common/int64/api-int64-param.decorator';
+import { ParseInt64Pipe } from '../common/int64/parse-int64.pipe';
+import { ApiPageResponse } from '../common/paging/api-page-response.decorator';
+import { nextPageLink } from '../common/paging/page';
+import { PageQueryDto } from '../common/paging/page-query.dto';
 import { NewPlantDto } from './dto/new-plant.dto';
 import { PlantDto, toPlantDto } from './dto/plant.dto';
 import { Plant } from './plant';
@@ -31,16 +29,6 @@ const DELETE_UNAVAILABLE: StorageUnavailableMessages = {
   unavailable: 'The database is unavailable; the plant was not deleted, retry shortly',
 };
 const ID_TOO_LONG = 'The id in the path is longer than 100 characters (an int64 has at most 20).';
-const UNAUTHORIZED = 'No bearer token, a malformed Authorization header, or an unknown token.';
-const RATE_LIMITED =
-  'Over the rate limit (RATE_LIMIT_PER_MINUTE per token, when set), or too many failed authentications from this ' +
-  'client address (AUTH_FAILURES_PER_MINUTE; a valid token still passes); see Retry-After (seconds).';
-const INTERNAL = 'An unexpected failure; the details are in the service log.';
-/** With JWTs: a token whose key the service has not fetched yet, while the identity provider is away. */
-const IDP_UNAVAILABLE =
-  'Also: a JWT signed with a key not known yet while the identity provider (AUTH_JWKS_URL) is unreachable (nothing was done).';
-const READ_UNAVAILABLE =
-  'The database is unreachable or did not answer within DATABASE_QUERY_TIMEOUT_MS; retry shortly. ' + IDP_UNAVAILABLE;
 const BAD_ID = ['The id in the path is not a decimal int64.', 'id must be a decimal integer in the int64 range'] as [
   string,
   string,
@@ -48,13 +36,10 @@ const BAD_ID = ['The id in the path is not a decimal int64.', 'id must be a deci
 const NO_SUCH_PLANT = ['No plant has this id.', 'No plant with id 10'] as [string, string];
 /** The failures shared by the operations on one plant (`/plants/{id}`). */
 const BY_ID_ERRORS = {
+  ...PROTECTED_OPERATION_ERRORS,
   400: BAD_ID,
-  401: UNAUTHORIZED,
   404: NO_SUCH_PLANT,
-  ...CONNECTION_ERRORS,
   414: ID_TOO_LONG,
-  429: RATE_LIMITED,
-  500: INTERNAL,
 };
 
 @ApiTags('plants')
@@ -74,18 +59,23 @@ export class PlantsController {
   @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant' })
   @ApiOkResponse({ type: PlantDto, description: 'The plant is stored (or was already, identically).' })
   @ApiErrorResponses({
-    400: 'The body is missing, is not JSON (or is nested deeper than 64 levels), or is not a valid NewPlant.',
-    401: UNAUTHORIZED,
-    ...CONNECTION_ERRORS,
-    409: 'The id is already stored with a different name or tag; nothing was changed.',
+    ...PROTECTED_OPERATION_ERRORS,
+    400: [
+      'The body is missing, is not JSON (or is nested deeper than 64 levels), or is not a valid NewPlant.',
+      'id must be an integer in the int64 range; name is required',
+    ],
+    409: [
+      'The id is already stored with a different name or tag; nothing was changed.',
+      'A plant with id 10 already exists with a different name or tag',
+    ],
     413: 'The body is larger than the configured limit (BODY_LIMIT, 1 MiB by default).',
     415: 'The body is not application/json.',
-    429: RATE_LIMITED,
-    500: INTERNAL,
-    503:
+    503: [
       'The database is unreachable (the plant was not stored) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
-      '(it may have been). Either way, send the same request again after a short wait: a replay is safe. ' +
-      IDP_UNAVAILABLE,
+        '(it may have been). Either way, send the same request again after a short wait: a replay is safe. ' +
+        IDENTITY_PROVIDER_UNAVAILABLE,
+      CREATE_UNAVAILABLE.unavailable,
+    ],
   })
   @WhenStorageUnavailable(CREATE_UNAVAILABLE)
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
@@ -99,40 +89,24 @@ export class PlantsController {
    * until it is absent to walk the whole store. Every page costs the same however deep it is.
    */
   @Get()
-  @RouteSchema({ response: { 200: { type: 'array', items: NEW_PLANT_SERIALIZATION } } })
   @ApiOperation({ operationId: 'listPlants', summary: 'List plants' })
-  @ApiOkResponse({
-    description: 'At most `limit` plants with an id greater than `after`, ordered by id.',
-    schema: { type: 'array', items: { $ref: getSchemaPath(NewPlantDto) } },
-    headers: {
-      Link: {
-        description:
-          'Present only when more plants follow: `</plants?limit=<limit>&after=<last id>>; rel="next"` (RFC 8288), ' +
-          'relative to the request URL.',
-        schema: { type: 'string', example: '</plants?limit=100&after=10>; rel="next"' },
-      },
-    },
-  })
+  @ApiPageResponse(NewPlantDto, '/plants', 'At most `limit` plants with an id greater than `after`, ordered by id.')
   @ApiErrorResponses({
+    ...PROTECTED_OPERATION_ERRORS,
     400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'],
-    401: UNAUTHORIZED,
-    ...CONNECTION_ERRORS,
-    429: RATE_LIMITED,
-    500: INTERNAL,
     503: READ_UNAVAILABLE,
   })
-  async list(@Query() query: ListPlantsQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Plant[]> {
+  async list(@Query() query: PageQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Plant[]> {
     const page = await this.plants.list(query);
     if (page.next !== undefined)
-      void reply.header('link', `</plants?limit=${query.limit}&after=${page.next}>; rel="next"`);
-    return page.plants;
+      void reply.header('link', nextPageLink('/plants', { limit: query.limit, after: page.next }));
+    return page.items;
   }
 
   /** Reads one plant by its id. */
   @Get(':id')
-  @RouteSchema({ response: { 200: NEW_PLANT_SERIALIZATION } })
   @ApiOperation({ operationId: 'getPlant', summary: 'Get a plant' })
-  @ApiIdParam()
+  @ApiInt64Param('id', 'The id of the plant')
   @ApiOkResponse({ type: NewPlantDto, description: 'The plant with this id.' })
   @ApiErrorResponses({ ...BY_ID_ERRORS, 503: READ_UNAVAILABLE })
   get(@Param('id', ParseInt64Pipe) id: bigint): Promise<Plant> {
@@ -145,30 +119,21 @@ export class PlantsController {
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant' })
-  @ApiIdParam()
+  @ApiInt64Param('id', 'The id of the plant')
   @ApiNoContentResponse({ description: 'The plant existed and is now deleted.' })
   @ApiErrorResponses({
     ...BY_ID_ERRORS,
     413: 'A body was sent (none is needed, and one is ignored) and it is larger than BODY_LIMIT.',
     415: 'A body was sent (none is needed, and one is ignored) and it is not application/json.',
-    503:
+    503: [
       'The database is unreachable (nothing was deleted) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
-      '(it may have been deleted). Send the same request again: a 404 then means it was. ' +
-      IDP_UNAVAILABLE,
+        '(it may have been deleted). Send the same request again: a 404 then means it was. ' +
+        IDENTITY_PROVIDER_UNAVAILABLE,
+      DELETE_UNAVAILABLE.unavailable,
+    ],
   })
   @WhenStorageUnavailable(DELETE_UNAVAILABLE)
   async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
     await this.plants.delete(id);
   }
-}
-
-function ApiIdParam(): MethodDecorator {
-  return ApiParam({
-    name: 'id',
-    description:
-      'The id of the plant: a decimal int64 (digits, optional leading minus). Anything else is a 400. ' +
-      'JavaScript clients: ids beyond 2^53 need a big-integer-aware JSON parser.',
-    schema: { type: 'integer', format: 'int64' },
-    example: 10,
-  });
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PlantsRepository } from './persistence/plants.repository';
 import { plantsRepositoryProvider } from './persistence/plants-repository.provider';
 import { PlantsController } from './plants.controller';
+import { PlantsMetrics } from './plants.metrics';
 import { PlantsService } from './plants.service';
 
 type ModuleImport = NonNullable<DynamicModule['imports']>[number];
@@ -17,7 +18,7 @@ export class PlantsModule {
       module: PlantsModule,
       imports: [events],
       controllers: [PlantsController],
-      providers: [PlantsService, plantsRepositoryProvider],
+      providers: [PlantsService, PlantsMetrics, plantsRepositoryProvider],
       exports: [PlantsRepository],
     };
   }

@@ -1,6 +1,7 @@
 import { ConflictException, NotFoundException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { MetricsService } from '../metrics/metrics.service';
+import { Registry } from 'prom-client';
+import { PlantsMetrics } from './plants.metrics';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
 import { StorageTimeoutError } from '../database/storage-timeout.error';
@@ -11,20 +12,25 @@ import { PlantsService } from './plants.service';
 describe('PlantsService', () => {
   let service: PlantsService;
   let repository: jest.Mocked<PlantsRepository>;
-  let metrics: MetricsService;
+  let registry: Registry;
 
   const counted = async (name: string, labels: Record<string, string>) => {
-    const metric = await metrics.registry.getSingleMetric(name)!.get();
+    const metric = await registry.getSingleMetric(name)!.get();
     return metric.values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value ?? 0;
   };
 
   beforeEach(async () => {
     repository = { create: jest.fn(), list: jest.fn(), get: jest.fn(), delete: jest.fn() };
     const moduleRef = await Test.createTestingModule({
-      providers: [PlantsService, MetricsService, { provide: PlantsRepository, useValue: repository }],
+      providers: [
+        PlantsService,
+        PlantsMetrics,
+        { provide: Registry, useValue: new Registry() },
+        { provide: PlantsRepository, useValue: repository },
+      ],
     }).compile();
     service = moduleRef.get(PlantsService);
-    metrics = moduleRef.get(MetricsService);
+    registry = moduleRef.get(Registry);
   });
 
   describe('create', () => {
@@ -66,14 +72,14 @@ describe('PlantsService', () => {
 
     it('should ask for one plant more than the limit and give no next cursor when it is not there', async () => {
       repository.list.mockResolvedValue(plants(1n, 2n));
-      await expect(service.list({ limit: 2, after: -5n })).resolves.toEqual({ plants: plants(1n, 2n) });
+      await expect(service.list({ limit: 2, after: -5n })).resolves.toEqual({ items: plants(1n, 2n) });
       expect(repository.list).toHaveBeenCalledWith({ limit: 3, after: -5n });
     });
 
     it('should drop the extra plant and continue after the last one returned', async () => {
       repository.list.mockResolvedValue(plants(2n ** 63n - 3n, 2n ** 63n - 2n, 2n ** 63n - 1n));
       await expect(service.list({ limit: 2 })).resolves.toEqual({
-        plants: plants(2n ** 63n - 3n, 2n ** 63n - 2n),
+        items: plants(2n ** 63n - 3n, 2n ** 63n - 2n),
         next: 2n ** 63n - 2n,
       });
       expect(repository.list).toHaveBeenCalledWith({ limit: 3, after: undefined });
@@ -81,7 +87,7 @@ describe('PlantsService', () => {
 
     it('should answer an empty store with an empty page', async () => {
       repository.list.mockResolvedValue([]);
-      await expect(service.list({ limit: 100 })).resolves.toEqual({ plants: [] });
+      await expect(service.list({ limit: 100 })).resolves.toEqual({ items: [] });
     });
   });
 

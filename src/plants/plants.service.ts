@@ -1,28 +1,23 @@
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
-import { withoutStack } from '../errors/without-stack';
-import { MetricsService } from '../metrics/metrics.service';
+import { withoutStack } from '../common/errors/without-stack';
+import { Page, pageOf } from '../common/paging/page';
 import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PageQuery, PlantsRepository } from './persistence/plants.repository';
 import { Plant } from './plant';
-
-/** One page of plants, and the id to continue after when more may follow. */
-export interface PlantsPage {
-  readonly plants: Plant[];
-  readonly next?: bigint;
-}
+import { PlantsMetrics } from './plants.metrics';
 
 @Injectable()
 export class PlantsService {
   constructor(
     private readonly plants: PlantsRepository,
-    private readonly metrics: MetricsService,
+    private readonly metrics: PlantsMetrics,
   ) {}
 
   /** Stores a new plant; sending an identical plant again is a safe retry that returns it again. */
   async create(plant: Plant): Promise<Plant> {
     try {
       const result = await this.plants.create(plant);
-      this.metrics.plantsCreated.inc({ outcome: result.created ? 'created' : 'replayed' });
+      this.metrics.created.inc({ outcome: result.created ? 'created' : 'replayed' });
       return result.plant;
     } catch (error) {
       if (error instanceof PlantConflictError) throw withoutStack(() => new ConflictException(error.message));
@@ -32,12 +27,8 @@ export class PlantsService {
   }
 
   /** Up to `limit` plants after `after`, by id; `next` is set when the store holds more. */
-  async list({ limit, after }: PageQuery): Promise<PlantsPage> {
-    // One more than asked tells whether another page exists, without a count.
-    const plants = await this.plants.list({ limit: limit + 1, after });
-    if (plants.length <= limit) return { plants };
-    plants.length = limit;
-    return { plants, next: plants[limit - 1].id };
+  async list({ limit, after }: PageQuery): Promise<Page<Plant, bigint>> {
+    return pageOf(await this.plants.list({ limit: limit + 1, after }), limit, (plant) => plant.id);
   }
 
   async get(id: bigint): Promise<Plant> {

@@ -4,7 +4,7 @@ import { getOptionsToken, getStorageToken, ThrottlerModuleOptions } from '@nestj
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitConfig } from '../config/app-config';
 import { PrincipalThrottlerGuard } from './principal-throttler.guard';
-import { RateLimitStorage } from './rate-limit.storage';
+import { RateLimitStorage } from '../counters/rate-limit.storage';
 
 /**
  * RATE_LIMIT_PER_MINUTE requests per principal (all operations together); 429 with Retry-After
@@ -17,15 +17,11 @@ import { RateLimitStorage } from './rate-limit.storage';
 export class RateLimitModule {
   static forRoot(config: RateLimitConfig | undefined): DynamicModule {
     if (config === undefined) return { module: RateLimitModule };
-    const options: ThrottlerModuleOptions = {
-      throttlers: [{ ttl: 60_000, limit: config.perMinute }],
-      errorMessage: `Rate limit exceeded: at most ${config.perMinute} requests per minute per token`,
-    };
     return {
       module: RateLimitModule,
       imports: [AuthModule],
       providers: [
-        { provide: getOptionsToken(), useValue: options },
+        { provide: getOptionsToken(), inject: [RateLimitConfig], useFactory: throttlerOptions },
         // The counters are CountersModule's (global), shared with the failed-authentication limit.
         { provide: getStorageToken(), useExisting: RateLimitStorage },
         // Registered after the bearer guard (AppModule's APP_GUARD), so it sees the verified principal.
@@ -33,4 +29,12 @@ export class RateLimitModule {
       ],
     };
   }
+}
+
+/** The throttler's options for RATE_LIMIT_PER_MINUTE: one window of a minute, and the 429's words. */
+function throttlerOptions(config: RateLimitConfig): ThrottlerModuleOptions {
+  return {
+    throttlers: [{ ttl: 60_000, limit: config.perMinute }],
+    errorMessage: `Rate limit exceeded: at most ${config.perMinute} requests per minute per token`,
+  };
 }

@@ -8,8 +8,8 @@ import {
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
-import { ListPlantsQueryDto } from '../plants/dto/list-plants-query.dto';
-import { INT64_MAX, INT64_MIN } from '../plants/dto/is-int64.decorator';
+import { PageQueryDto } from '../common/paging/page-query.dto';
+import { INT64_MAX, INT64_MIN } from '../common/int64/is-int64.decorator';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
 import { compileValidation } from './compiled-validation';
 import { RequestValidationPipe } from './request-validation.pipe';
@@ -182,9 +182,9 @@ describe('compileValidation', () => {
     for (let index = 0; index < 1500; index++) {
       const query: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
       for (const field of ['limit', 'after', 'other']) if (random() < 0.7) query[field] = String(scalar());
-      const metadata: ArgumentMetadata = { type: 'query', metatype: ListPlantsQueryDto, data: '' };
+      const metadata: ArgumentMetadata = { type: 'query', metatype: PageQueryDto, data: '' };
       const expected = await outcome((q) => stockPipe.transform(q, metadata), query);
-      expect({ query, ...(await outcome(compiledOnly(ListPlantsQueryDto), query)) }).toEqual({ query, ...expected });
+      expect({ query, ...(await outcome(compiledOnly(PageQueryDto), query)) }).toEqual({ query, ...expected });
       compared += 1;
     }
     expect(compared).toBe(4500);

@@ -1,5 +1,5 @@
 import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
-import { withoutStack } from '../errors/without-stack';
+import { withoutStack } from '../common/errors/without-stack';
 import { CompiledValidation, compileValidation } from './compiled-validation';
 import { isOptionalBody } from './optional-body.decorator';
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
+import { API_VERSION } from '../common/api-version';
 import { withoutUrl } from '../logging/host-of';
-import { API_VERSION } from '../openapi/openapi-document';
 import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries.store';

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsString, Length, Matches, ValidateIf } from 'class-validator';
-import { IsInt64 } from './is-int64.decorator';
+import { IsInt64 } from '../../common/int64/is-int64.decorator';
 
 /**
  * The request body of `POST /plants`. Unknown properties are accepted and ignored.

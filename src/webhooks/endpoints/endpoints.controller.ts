@@ -12,7 +12,7 @@ import {
 } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { AdminOnly } from '../../auth/admin-only.decorator';
-import { ApiErrorResponses, CONNECTION_ERRORS } from '../../errors/api-error-responses.decorator';
+import { ApiErrorResponses, CONNECTION_ERRORS } from '../../common/errors/api-error-responses.decorator';
 import {
   DELIVERY_SERIALIZATION,
   DELIVERY_WITH_ATTEMPTS_SERIALIZATION,

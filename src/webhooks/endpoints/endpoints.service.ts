@@ -10,7 +10,7 @@ import {
 import { WebhookConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
 import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
-import { withoutStack } from '../../errors/without-stack';
+import { withoutStack } from '../../common/errors/without-stack';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../blocked-networks';
 import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence/deliveries.store';

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { parse } from 'lossless-json';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/paging/page-query.dto';
 import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
 import { NEW_PLANT_SERIALIZATION } from '../../../plants/dto/new-plant.serialization';
 import { AttemptRecord, DeliveryView } from '../../persistence/deliveries.store';

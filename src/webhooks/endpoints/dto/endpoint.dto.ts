@@ -12,7 +12,7 @@ import {
   Min,
   ValidateBy,
 } from 'class-validator';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../plants/dto/list-plants-query.dto';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/paging/page-query.dto';
 import { OptionalBody } from '../../../validation/optional-body.decorator';
 import { Endpoint } from '../endpoint';
 

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, BadRequestException, Injectable, PipeTransform } from '@nestjs/common';
 import { withoutStack } from '../errors/without-stack';
-import { INT64_MAX, INT64_MIN } from '../plants/dto/is-int64.decorator';
+import { INT64_MAX, INT64_MIN } from './is-int64.decorator';
 
 // A plain decimal: an optional minus and digits only (no +, spaces, dot, exponent or hex).
 const DECIMAL = /^-?[0-9]+$/;

@@ -4,8 +4,8 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import Redis from 'ioredis';
-import { Counter } from 'prom-client';
-import { MetricsService } from '../metrics/metrics.service';
+import { Counter, Registry } from 'prom-client';
+import { AppConfig } from '../config/app-config';
 import { CircuitBreaker } from './circuit-breaker';
 import { WindowCount, WindowCounter } from './window-counter';
 
@@ -43,12 +43,13 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   /** What the last failure was, for the warning the breaker's opening logs. */
   private reason?: string;
 
-  constructor(redisUrl: string | undefined, metrics: MetricsService) {
+  constructor(config: AppConfig, registry: Registry) {
     this.fallbacks = new Counter({
       name: 'plant_store_rate_limit_fallbacks_total',
       help: 'Requests counted by this instance alone because Redis (REDIS_URL) did not answer',
-      registers: [metrics.registry],
+      registers: [registry],
     });
+    const { redisUrl } = config;
     if (redisUrl === undefined) return;
     const redis = new Redis(redisUrl, {
       // Fail at once while disconnected, rather than queue the request behind a reconnect.

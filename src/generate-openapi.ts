@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppModule } from '../app.module';
-import { loadConfig } from '../config/load-config';
-import { createOpenApiDocument } from './openapi-document';
+import { createApiDocument } from './api-document';
+import { AppModule } from './app.module';
+import { loadConfig } from './config/load-config';
 
 /**
  * `npm run openapi`: writes the generated document to openapi.json at the repository root.
@@ -15,8 +15,8 @@ async function generate(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), new FastifyAdapter(), {
     logger: false,
   });
-  const file = join(__dirname, '..', '..', 'openapi.json');
-  writeFileSync(file, `${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`);
+  const file = join(__dirname, '..', 'openapi.json');
+  writeFileSync(file, `${JSON.stringify(createApiDocument(app), null, 2)}\n`);
   await app.close();
   console.log(`Wrote ${file}`);
 }
