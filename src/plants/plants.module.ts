@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PlantsRepository } from './persistence/plants.repository';
-import { plantsRepositoryProvider } from './persistence/plants-repository.provider';
+import { SqlPlantsRepository } from './persistence/sql-plants.repository';
 import { PlantsController } from './plants.controller';
 import { PlantsService } from './plants.service';
 
@@ -17,7 +17,7 @@ export class PlantsModule {
       module: PlantsModule,
       imports: [events],
       controllers: [PlantsController],
-      providers: [PlantsService, plantsRepositoryProvider],
+      providers: [PlantsService, { provide: PlantsRepository, useClass: SqlPlantsRepository }],
       exports: [PlantsRepository],
     };
   }
