@@ -80,8 +80,11 @@ export async function migrate(
         ),
     },
   });
-  const { error } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error instanceof Error ? error : new Error('A migration failed', { cause: error });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? '(before any step)';
+    throw new Error(`Migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**
