@@ -41,7 +41,7 @@ export class SqliteTransaction extends Transaction {
   }
 }
 
-const READ_OPERATIONS: Record<string, string> = {
+const OPERATIONS: Record<string, string> = {
   SelectQueryNode: 'SELECT',
   InsertQueryNode: 'INSERT',
   UpdateQueryNode: 'UPDATE',
@@ -169,7 +169,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
    * its own (SQLite has no instrumentation of its own: the span says what the store did).
    */
   async execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    const operation = READ_OPERATIONS[query.query.kind] ?? 'statement';
+    const operation = OPERATIONS[query.query.kind] ?? 'statement';
     return inSpan(
       `sqlite ${action}`,
       { kind: SpanKind.CLIENT, attributes: { 'db.system': 'sqlite', 'db.operation': operation } },
