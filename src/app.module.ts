@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
+import { APP_MIGRATIONS } from './app.migrations';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -12,11 +13,9 @@ import { RequestValidationPipe } from './validation/request-validation.pipe';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
-import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
 import { PlantsModule } from './plants/plants.module';
 import { CountersModule } from './counters/counters.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
-import { WEBHOOK_MIGRATIONS } from './webhooks/webhooks.migrations';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
@@ -33,7 +32,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LifecycleModule,
-        DatabaseModule.forRoot([...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS]),
+        DatabaseModule.forRoot(APP_MIGRATIONS),
         webhooks,
         LoggingModule,
         MetricsModule.forRoot(config.metrics.port),

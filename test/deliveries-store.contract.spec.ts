@@ -90,7 +90,7 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     } else {
       dir = mkdtempSync(join(tmpdir(), 'plant-store-deliveries-'));
       const sqlite = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
-      sqlite.onModuleInit();
+      await sqlite.onModuleInit();
       database = sqlite;
       endpoints = new SqliteEndpointsStore(sqlite, secretsColumn());
       deliveries = new SqliteDeliveriesStore(sqlite, secretsColumn());
@@ -413,7 +413,7 @@ describe('the SQLite delivery store', () => {
   it('should keep a claim leased when the wall clock is set an hour forward, and hand it out once the lease ran out', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-leases-'));
     const database = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
-    database.onModuleInit();
+    await database.onModuleInit();
     try {
       const endpoints = new SqliteEndpointsStore(database, secretsColumn());
       const store = new SqliteDeliveriesStore(database, secretsColumn());

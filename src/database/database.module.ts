@@ -1,13 +1,17 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Kysely } from 'kysely';
 import { AppConfig } from '../config/app-config';
 import { Database } from './database';
 import { Migration } from './migration';
+import { SqlDialect } from './sql-dialect';
 
 /**
  * The one home of the database: the connection, every feature's migrations, readiness and shutdown.
- * Global, so its distance from the root is the largest: it is initialised before every feature
- * (migrations done before any repository prepares a statement), and closed last, in
- * `onApplicationShutdown`, after the HTTP server and the features have stopped.
+ * It chooses the store once, from the validated `DATABASE_URL`, and provides `Database`, the typed
+ * query builder (`Kysely<Tables>`, each feature adding its tables by declaration merging) and the
+ * store's `SqlDialect`. Global, so its distance from the root is the largest: it is initialised
+ * before every feature (migrations done before any repository prepares a statement), and closed
+ * last, in `onApplicationShutdown`, after the HTTP server and the features have stopped.
  */
 @Global()
 @Module({})
@@ -34,8 +38,10 @@ export class DatabaseModule {
             }
           },
         },
+        { provide: SqlDialect, useExisting: Database },
+        { provide: Kysely, inject: [Database], useFactory: (database: Database) => database.kysely },
       ],
-      exports: [Database],
+      exports: [Database, SqlDialect, Kysely],
     };
   }
 }

@@ -1,20 +1,32 @@
+import { CompiledQuery, Kysely } from 'kysely';
 import { Migration } from './migration';
+import { SqlDialect } from './sql-dialect';
+import { Tables } from './tables';
+import { StatementResult } from './transaction';
 
 /**
  * The one connection of the service to its store (an SQLite file or a PostgreSQL pool), and the DI
  * token of it. `DatabaseModule` opens it and applies every feature's migrations at start-up, and
- * closes it last at shutdown; features use it and never open their own. `SqliteDatabase` and
- * `PostgresDatabase` give their adapters what each dialect needs.
+ * closes it last at shutdown; features use it and never open their own. It is also the store's
+ * `SqlDialect`, for the few queries that must differ.
  */
-export abstract class Database {
-  abstract readonly kind: 'sqlite' | 'postgres';
-
+export abstract class Database extends SqlDialect {
   /** Where the data lives, for the start-up log, never with a credential: a file, or host:port/database. */
   abstract readonly location: string;
 
-  /** Every feature's migrations in version order; all of them are applied once start-up has finished. */
+  /** Every feature's migrations in name order; all of them are applied once start-up has finished. */
   abstract readonly migrations: readonly Migration[];
+
+  /** The typed query builder of this store's dialect (`DatabaseModule` provides it as `Kysely`). */
+  abstract readonly kysely: Kysely<Tables>;
 
   /** Resolves when the store answers and its schema is migrated; rejects otherwise. For readiness. */
   abstract ping(): Promise<void>;
+
+  /**
+   * Runs one compiled statement on its own (autocommitted), bounded by the store's timeouts. A
+   * failure rejects with the port errors: `StorageUnavailableError`, `StorageTimeoutError`, or
+   * `StorageError` whose message is "<store> failed to <action>".
+   */
+  abstract execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>>;
 }

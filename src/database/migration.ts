@@ -1,30 +1,60 @@
 /**
- * One versioned step of the schema, in each dialect. Every feature owns its steps; `AppModule` hands
- * them all to `DatabaseModule`, which applies the missing ones in version order at start-up and
- * records them in `schema_migrations`. Versions are global (one sequence for all features), so a new
- * step takes the next free number; a released step is never edited, only followed.
+ * One step of the schema, owned by a feature, in each dialect (DDL as SQL text: it is where the
+ * dialects differ most). `DatabaseModule` hands every feature's steps to Kysely's `Migrator`, which
+ * records each applied name in `kysely_migration` and applies the missing ones at start-up, in name
+ * order. A released step is never edited, only followed.
+ *
+ * Names, not one global number, so two features (or two branches of one) never pick the same one:
+ * `<feature>/<YYYY-MM-DD>-<NN>-<what>`, e.g. `plants/2026-11-20-01-create-plants`. The feature prefix
+ * keeps features apart; the date and the day's number keep one feature's steps in the order they
+ * were written. Across features, names do not sort in the order steps were merged (a webhooks step
+ * of Monday sorts before a plants step of Sunday), so the migrator runs with
+ * `allowUnorderedMigrations`: whatever is missing runs, in name order. A step that needs another
+ * feature's table must therefore be named after that table's step, or live in that feature.
  */
 export interface Migration {
-  readonly version: number;
   readonly name: string;
   readonly sqlite: string;
   readonly postgres: string;
+  /**
+   * Only for steps released before named migrations: the version the step had in the integer
+   * `schema_migrations` of those builds, so a database they made is carried over without running
+   * the step again. New steps have none.
+   */
+  readonly legacyVersion?: number;
 }
 
-/** The steps in version order; throws if two share a version (two features picked the same number). */
-export function inVersionOrder(migrations: readonly Migration[]): Migration[] {
-  const sorted = [...migrations].sort((a, b) => a.version - b.version);
-  sorted.forEach((migration, i) => {
-    if (i > 0 && sorted[i - 1].version === migration.version) {
-      throw new Error(
-        `Two migrations share version ${migration.version}: "${sorted[i - 1].name}" and "${migration.name}"`,
-      );
+/** `<feature>/<YYYY-MM-DD>-<NN>-<what>`, lower case, what in words joined by `-`. */
+export const MIGRATION_NAME = /^([a-z][a-z0-9-]*)\/\d{4}-\d{2}-\d{2}-\d{2}-[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/**
+ * Every feature's steps in name order (the order the migrator applies the missing ones). Throws if a
+ * name is malformed, if two steps share a name (two features or branches picked the same one), or
+ * if two claim the same legacy version.
+ */
+export function inNameOrder(migrations: readonly Migration[]): Migration[] {
+  const names = new Set<string>();
+  const legacy = new Map<number, string>();
+  for (const migration of migrations) {
+    if (!MIGRATION_NAME.test(migration.name)) {
+      throw new Error(`Migration "${migration.name}" is not named <feature>/<YYYY-MM-DD>-<NN>-<what>`);
     }
-  });
-  return sorted;
+    if (names.has(migration.name)) throw new Error(`Two migrations share the name "${migration.name}"`);
+    names.add(migration.name);
+    if (migration.legacyVersion !== undefined) {
+      const other = legacy.get(migration.legacyVersion);
+      if (other !== undefined) {
+        throw new Error(
+          `Two migrations claim legacy version ${migration.legacyVersion}: "${other}" and "${migration.name}"`,
+        );
+      }
+      legacy.set(migration.legacyVersion, migration.name);
+    }
+  }
+  return [...migrations].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** The error for a database whose schema is newer than this build. */
-export function newerSchemaError(store: string, newest: number, latest: number): Error {
-  return new Error(`The ${store} database has schema version ${newest}, newer than this build knows (${latest})`);
+/** The error for a database migrated by a newer build than this one. */
+export function newerSchemaError(store: string, detail: string): Error {
+  return new Error(`The ${store} database has ${detail}`);
 }

@@ -1,13 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import { Database } from './database';
-import { inVersionOrder, Migration, newerSchemaError } from './migration';
+import { inNameOrder, Migration } from './migration';
+import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore, POSTGRES_LEGACY_LOCK } from './migrator';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
+import { DialectChoices } from './sql-dialect';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
-import { Transaction } from './transaction';
+import { Tables } from './tables';
+import { StatementResult, Transaction, TransactionHandles } from './transaction';
 
 export interface PostgresOptions {
   url: string;
@@ -21,13 +25,19 @@ const MAX_BACKOFF_MS = 5000;
 
 /** A transaction open on one pooled PostgreSQL connection. */
 export class PostgresTransaction extends Transaction {
-  readonly kind = 'postgres';
-
   constructor(
     readonly database: PostgresDatabase,
     readonly client: PoolClient,
   ) {
     super();
+  }
+
+  execute<Row>(query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    return this.database.executeOn(this.client, query);
+  }
+
+  withHandles<T>(handles: TransactionHandles<T>): T {
+    return handles.postgres(this.database, this.client);
   }
 }
 // pg's own wait for an answer runs this much longer than the server's statement_timeout, so the
@@ -58,13 +68,14 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   private readonly logger = new Logger(PostgresDatabase.name);
   readonly pool: Pool;
   readonly migrations: Migration[];
+  readonly kysely: Kysely<Tables>;
 
   constructor(
     readonly options: PostgresOptions,
     migrations: readonly Migration[],
   ) {
     super();
-    this.migrations = inVersionOrder(migrations);
+    this.migrations = inNameOrder(migrations);
     this.pool = new Pool({
       // Settings in the URL (application_name, options, ssl…) win over these defaults.
       application_name: 'plant-store',
@@ -79,6 +90,12 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
     // without a listener its error event would end the process.
     this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
+    // Features compile with it and run through `execute`/`transaction` (timed, errors translated).
+    this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: this.pool }) });
+  }
+
+  choose<T>(choices: DialectChoices<T>): T {
+    return choices.postgres(this);
   }
 
   /** Applies the migrations, retrying with backoff while the server is unreachable. */
@@ -112,13 +129,22 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   }
 
   async ping(): Promise<void> {
-    const { rows } = await this.query<{ newest: number | null }>(
-      'answer the readiness check',
-      'SELECT max(version) AS newest FROM schema_migrations',
-      [],
-    );
-    const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
-    if ((rows[0]?.newest ?? 0) < latest) throw new StorageError('PostgreSQL is not migrated', { cause: rows[0] });
+    const { rows } = await this.execute('answer the readiness check', appliedMigrationsQuery(this.kysely));
+    checkMigrated('PostgreSQL', rows, this.migrations);
+  }
+
+  async execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    try {
+      return await this.executeOn(this.pool, query);
+    } catch (error) {
+      throw this.translate(error, action);
+    }
+  }
+
+  /** A compiled statement on `on` (the pool, or a transaction's client), timed; errors as the driver threw them. */
+  async executeOn<Row>(on: Pool | PoolClient, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    const { rows, rowCount } = await this.timedQuery<Row & QueryResultRow>(on, query.sql, [...query.parameters]);
+    return { rows, affectedRows: rowCount ?? 0 };
   }
 
   /** A timed statement on any pooled connection, its failure translated (`action` says what failed, for the log). */
@@ -189,45 +215,40 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     return new StorageError(`PostgreSQL failed to ${action}`, { cause: error });
   }
 
-  /** Applies the missing migrations in one transaction, serialised across instances by an advisory lock. */
+  /**
+   * Applies the missing migrations (see `migrate`) on a connection of its own, without the
+   * statement and lock timeouts that bound every request: a step may take long, or wait for
+   * another instance's. Kysely's migrator serialises instances with an advisory lock.
+   */
   private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
-    let failed = false;
+    const pool = new Pool({
+      application_name: 'plant-store',
+      connectionString: this.options.url,
+      max: 1,
+      connectionTimeoutMillis: Math.min(5000, this.options.queryTimeoutMs),
+    });
+    pool.on('error', () => undefined); // the migration's statement fails with it, and that is reported
+    const migrator = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     try {
-      await client.query('BEGIN');
-      // A migration may take long, or wait for another instance's: the per-connection limits that
-      // bound every request do not apply to it.
-      await client.query('SET LOCAL statement_timeout = 0');
-      await client.query('SET LOCAL lock_timeout = 0');
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))");
-      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-                            version    INTEGER PRIMARY KEY,
-                            name       TEXT NOT NULL,
-                            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-                          )`);
-      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
-      const applied = new Set(rows.map((row) => row.version));
-      const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
-      const newest = Math.max(0, ...applied);
-      if (newest > latest) throw newerSchemaError('PostgreSQL', newest, latest);
-      for (const migration of this.migrations) {
-        if (applied.has(migration.version)) continue;
-        await client.query(migration.postgres);
-        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-          migration.version,
-          migration.name,
-        ]);
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      failed = true;
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      await migrate(migrator, POSTGRES_MIGRATIONS, this.migrations);
     } finally {
-      client.release(failed);
+      await migrator.destroy(); // ends `pool`
     }
   }
 }
+
+/** PostgreSQL's part of the migration: DDL as it is (several statements in one simple query). */
+const POSTGRES_MIGRATIONS: MigrationStore = {
+  name: 'PostgreSQL',
+  apply: async (transaction, migration) => void (await sql.raw(migration.postgres).execute(transaction)),
+  lockLegacy: async (transaction) => void (await POSTGRES_LEGACY_LOCK.execute(transaction)),
+  hasLegacyTable: async (transaction) => {
+    const { rows } = await sql<{
+      found: boolean;
+    }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS found`.execute(transaction);
+    return rows[0].found;
+  },
+};
 
 /** host:port/database of a connection URL, without user, password or parameters. */
 function locationOf(url: string): string {

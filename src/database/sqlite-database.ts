@@ -2,13 +2,19 @@ import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
-import { ConfigError } from '../config/config.error';
-import { Database } from './database';
-import { inVersionOrder, Migration, newerSchemaError } from './migration';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError } from '../config/config.error';
+import { SpanKind } from '@opentelemetry/api';
+import { CompiledQuery, Kysely, sql } from 'kysely';
+import { inSpan } from '../platform/trace-context';
+import { Database } from './database';
+import { migrationSqliteDialect, sharedSqliteDialect } from './kysely-sqlite';
+import { inNameOrder, Migration } from './migration';
+import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
+import { DialectChoices } from './sql-dialect';
 import { isBusy, sqliteFailure } from './sqlite-errors';
-import { StorageError } from './storage.error';
-import { Transaction } from './transaction';
+import { Tables } from './tables';
+import { StatementResult, Transaction, TransactionHandles } from './transaction';
 
 /**
  * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
@@ -22,12 +28,25 @@ const MIGRATION_BUSY_TIMEOUT_MS = 5000;
 
 /** A write transaction open on an SQLite connection (synchronous: finish inside the call). */
 export class SqliteTransaction extends Transaction {
-  readonly kind = 'sqlite';
-
   constructor(readonly connection: BetterSqlite3.Database) {
     super();
   }
+
+  execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> {
+    return runCompiled(this.connection, query);
+  }
+
+  withHandles<T>(handles: TransactionHandles<T>): T {
+    return handles.sqlite(this.connection);
+  }
 }
+
+const OPERATIONS: Record<string, string> = {
+  SelectQueryNode: 'SELECT',
+  InsertQueryNode: 'INSERT',
+  UpdateQueryNode: 'UPDATE',
+  DeleteQueryNode: 'DELETE',
+};
 
 /** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
@@ -38,13 +57,15 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   private db?: BetterSqlite3.Database;
   private relaxed?: BetterSqlite3.Database;
   readonly migrations: Migration[];
+  readonly kysely: Kysely<Tables>;
 
   constructor(
     private readonly path: string,
     migrations: readonly Migration[],
   ) {
     super();
-    this.migrations = inVersionOrder(migrations);
+    this.migrations = inNameOrder(migrations);
+    this.kysely = new Kysely<Tables>({ dialect: sharedSqliteDialect(() => this.connection) });
   }
 
   /** The open connection; features prepare their statements on it. Every commit is fsynced. */
@@ -71,8 +92,16 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     return this.relaxed;
   }
 
-  /** Opens the file (creating its folder) and brings the schema up to date. */
-  onModuleInit(): void {
+  choose<T>(choices: DialectChoices<T>): T {
+    return choices.sqlite(this);
+  }
+
+  /**
+   * Opens the file (creating its folder) and brings the schema up to date, on a connection of the
+   * migrator's own that is closed before the store opens: Kysely's driver and the synchronous
+   * statements of the features never share a connection while a migration runs.
+   */
+  async onModuleInit(): Promise<void> {
     try {
       // Readable by the service's user only: the folder 0700 (when made here), the file 0600 (and so its
       // -wal and -shm, which SQLite creates with the file's mode). Existing ones keep their modes.
@@ -86,14 +115,31 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     }
     createPrivately(this.path);
     const db = new BetterSqlite3(this.path);
-    db.pragma('journal_mode = WAL');
-    // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
-    db.pragma('synchronous = FULL');
-    db.pragma(`busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
-    db.defaultSafeIntegers(true);
-    migrate(db, this.migrations);
-    db.pragma('busy_timeout = 0');
+    try {
+      db.pragma(`busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
+      db.pragma('journal_mode = WAL');
+      // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
+      db.pragma('synchronous = FULL');
+      db.defaultSafeIntegers(true);
+      await inTurn(this.path, () => this.migrate());
+      db.pragma('busy_timeout = 0');
+    } catch (error) {
+      db.close();
+      throw error;
+    }
     this.db = db;
+  }
+
+  private async migrate(): Promise<void> {
+    const connection = new BetterSqlite3(this.path);
+    connection.pragma(`busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
+    connection.pragma('synchronous = FULL');
+    const migrator = new Kysely<unknown>({ dialect: migrationSqliteDialect(connection) });
+    try {
+      await migrate(migrator, sqliteMigrations(connection), this.migrations);
+    } finally {
+      await migrator.destroy(); // closes `connection`
+    }
   }
 
   /** Closed last, after the HTTP server and every feature have stopped using it. */
@@ -109,17 +155,46 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
    * process holding it, a read-only file or folder: not ready.
    */
   async ping(): Promise<void> {
-    let newest: unknown;
+    let applied: { name: string }[];
     try {
       const db = this.connection;
-      newest = db.prepare('SELECT max(version) FROM schema_migrations').pluck().get();
+      applied = runCompiled(db, appliedMigrationsQuery(this.kysely)).rows;
       db.exec('BEGIN IMMEDIATE');
       db.exec('ROLLBACK');
     } catch (error) {
       throw sqliteFailure('SQLite store is not usable', error);
     }
-    const latest = this.migrations[this.migrations.length - 1]?.version ?? 0;
-    if (Number(newest ?? 0) < latest) throw new StorageError('SQLite store is not migrated', { cause: newest });
+    checkMigrated('SQLite store', applied, this.migrations);
+  }
+
+  /**
+   * One statement on the durable connection, at once (synchronously, then resolved), in a span of
+   * its own (SQLite has no instrumentation of its own: the span says what the store did).
+   */
+  async execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    const operation = OPERATIONS[query.query.kind] ?? 'statement';
+    return inSpan(
+      `sqlite ${action}`,
+      { kind: SpanKind.CLIENT, attributes: { 'db.system': 'sqlite', 'db.operation': operation } },
+      undefined,
+      () => {
+        try {
+          return runCompiled(this.connection, query);
+        } catch (error) {
+          throw sqliteFailure(`SQLite failed to ${action}`, error);
+        }
+      },
+    );
+  }
+
+  /**
+   * Runs `work` as one `BEGIN IMMEDIATE` transaction on the durable connection, synchronously from
+   * BEGIN to COMMIT: no other statement of this process can come between. Driver errors are thrown
+   * as they are (callers classify them: `sqliteFailure`, `retryWhileBusy`).
+   */
+  transaction<T>(work: (transaction: SqliteTransaction) => T): T {
+    const connection = this.connection;
+    return connection.transaction(() => work(new SqliteTransaction(connection))).immediate();
   }
 }
 
@@ -156,31 +231,52 @@ function describeMkdirFailure(error: unknown): string {
   }
 }
 
-/** Applies the missing migrations in one write transaction, so concurrent starters serialise. */
-function migrate(db: BetterSqlite3.Database, migrations: readonly Migration[]): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-             version    INTEGER PRIMARY KEY,
-             name       TEXT NOT NULL,
-             applied_at TEXT NOT NULL
-           ) STRICT`);
-  const latest = migrations[migrations.length - 1]?.version ?? 0;
-  db.transaction(() => {
-    const applied = new Set(
-      db
-        .prepare('SELECT version FROM schema_migrations')
-        .pluck()
-        .all()
-        .map((version) => Number(version)),
+/**
+ * SQLite's part of the migration, on the migrator's `connection`: `BEGIN IMMEDIATE` is the lock,
+ * and a step's statements run with better-sqlite3's `exec` (its `prepare`, which Kysely's driver
+ * uses, takes one statement at a time), inside the transaction Kysely opened on that connection.
+ */
+const sqliteMigrations = (connection: BetterSqlite3.Database): MigrationStore => ({
+  name: 'SQLite',
+  apply: async (_transaction, migration) => void connection.exec(migration.sqlite),
+  lockLegacy: async () => undefined, // the transaction's BEGIN IMMEDIATE is the lock
+  hasLegacyTable: async (transaction) => {
+    const { rows } = await sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`.execute(
+      transaction,
     );
-    const newest = Math.max(0, ...applied);
-    if (newest > latest) throw newerSchemaError('SQLite', newest, latest);
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
-      db.exec(migration.sqlite);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    }
-  }).immediate();
+    return rows.length > 0;
+  },
+});
+
+/**
+ * Runs the migrations of one file in this process one at a time. Across processes BEGIN IMMEDIATE
+ * and busy_timeout make them take turns; within one, a start waiting synchronously on the busy
+ * timeout would block the event loop that the start holding the lock needs to finish (tests open
+ * several databases on one file at once).
+ */
+const migrationsInFlight = new Map<string, Promise<void>>();
+async function inTurn(path: string, work: () => Promise<void>): Promise<void> {
+  const previous = migrationsInFlight.get(path) ?? Promise.resolve();
+  const mine = previous.catch(() => undefined).then(work);
+  migrationsInFlight.set(path, mine);
+  try {
+    await mine;
+  } finally {
+    if (migrationsInFlight.get(path) === mine) migrationsInFlight.delete(path);
+  }
+}
+
+// One statement per prepared statement, and one statement cache per connection (keyed by the SQL text).
+const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+/** Runs a compiled query synchronously on `connection`, its statement prepared once per SQL text. */
+export function runCompiled<Row>(connection: BetterSqlite3.Database, query: CompiledQuery<Row>): StatementResult<Row> {
+  let cache = statements.get(connection);
+  if (cache === undefined) statements.set(connection, (cache = new Map<string, BetterSqlite3.Statement>()));
+  let statement = cache.get(query.sql);
+  if (statement === undefined) cache.set(query.sql, (statement = connection.prepare(query.sql)));
+  if (statement.reader) return { rows: statement.all(...query.parameters) as Row[], affectedRows: 0 };
+  return { rows: [], affectedRows: statement.run(...query.parameters).changes };
 }
 
 /** Runs `work` (synchronous SQLite), again after a pause off the event loop while the file is busy. */

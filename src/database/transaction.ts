@@ -1,11 +1,36 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery } from 'kysely';
+import { PoolClient } from 'pg';
+import { PostgresDatabase } from './postgres-database';
+
+/** What a statement did: the rows it returned (if any), and how many rows it changed. */
+export interface StatementResult<Row> {
+  readonly rows: Row[];
+  readonly affectedRows: number;
+}
+
+/** A store's own handles inside a transaction, for code not yet written with the query builder. */
+export interface TransactionHandles<T> {
+  sqlite(connection: BetterSqlite3.Database): T;
+  postgres(database: PostgresDatabase, client: PoolClient): T;
+}
+
 /**
  * An open transaction of the store, handed by a feature's repository to what must commit together
- * with its writes (the plants' new-plant events, say). It does not depend on the store: features
- * pass it on without looking inside; only a store's own adapters unwrap it (`SqliteTransaction`,
- * `PostgresTransaction`).
+ * with its writes (the plants' new-plant events, say). It does not depend on the store: a port adds
+ * its statements with `execute`, built and compiled with the typed query builder (`Kysely<Tables>`).
  *
- * On SQLite a transaction is synchronous: work done in it must finish before the call returns.
+ * On SQLite a transaction is synchronous (the group commit runs from BEGIN to COMMIT in one turn of
+ * the event loop): `execute` returns its result at once, and work done in it must finish before the
+ * call returns. On PostgreSQL `execute` returns a promise.
  */
 export abstract class Transaction {
-  abstract readonly kind: 'sqlite' | 'postgres';
+  /** Runs one compiled statement inside this transaction; driver errors are thrown as they are. */
+  abstract execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> | Promise<StatementResult<Row>>;
+
+  /**
+   * The store's own handles, for statements not yet written with the query builder (the webhook
+   * stores' hand-written SQL, until they move to Kysely). New code uses `execute`.
+   */
+  abstract withHandles<T>(handles: TransactionHandles<T>): T;
 }

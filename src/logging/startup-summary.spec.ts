@@ -2,15 +2,15 @@ import { loadConfig } from '../config/load-config';
 import { Database } from '../database/database';
 import { startupSummary } from './startup-summary';
 
-const database = (kind: 'sqlite' | 'postgres', location: string): Database => ({
-  kind,
-  location,
-  migrations: [
-    { version: 1, name: 'create plants', sqlite: '', postgres: '' },
-    { version: 2, name: 'create webhook_deliveries', sqlite: '', postgres: '' },
-  ],
-  ping: () => Promise.resolve(),
-});
+const database = (kind: 'sqlite' | 'postgres', location: string) =>
+  ({
+    kind,
+    location,
+    migrations: [
+      { name: 'plants/2026-11-20-01-create-plants', sqlite: '', postgres: '' },
+      { name: 'webhooks/2026-11-23-01-create-webhook-deliveries', sqlite: '', postgres: '' },
+    ],
+  }) as Partial<Database> as Database;
 
 describe('startupSummary', () => {
   it('should say what runs, where, and which parts are on, with hosts only', () => {
@@ -32,7 +32,7 @@ describe('startupSummary', () => {
     });
     expect(line).toBe(
       `Plant Store 1.0.0 on Node ${process.version}; store: PostgreSQL db.internal:5432/plants; ` +
-        'migrations: 1 (create plants), 2 (create webhook_deliveries); listening on http://0.0.0.0:3000; ' +
+        'migrations: plants/2026-11-20-01-create-plants, webhooks/2026-11-23-01-create-webhook-deliveries; listening on http://0.0.0.0:3000; ' +
         'auth: 2 static token(s) and JWTs (keys from idp.example); ' +
         'rate limit: 600/min per principal; failed authentications: at most 600/min per client address; ' +
         'counters: in Redis at cache.internal:6380; ' +

@@ -20,7 +20,7 @@ export function startupSummary(config: AppConfig, state: RunningState): string {
   return [
     `Plant Store ${API_VERSION} on Node ${process.version}`,
     `store: ${database.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} ${database.location}`,
-    `migrations: ${database.migrations.map(({ version, name }) => `${version} (${name})`).join(', ') || 'none'}`,
+    `migrations: ${database.migrations.map(({ name }) => name).join(', ') || 'none'}`,
     `listening on ${listeningOn(state.address)}`,
     `auth: ${authModes(config, state.developmentToken)}`,
     `rate limit: ${rateLimit(config)}`,

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PlantsRepository } from './persistence/plants.repository';
-import { plantsRepositoryProvider } from './persistence/plants-repository.provider';
+import { SqlPlantsRepository } from './persistence/sql-plants.repository';
 import { PlantsController } from './plants.controller';
 import { PlantsMetrics } from './plants.metrics';
 import { PlantsService } from './plants.service';
@@ -18,7 +18,7 @@ export class PlantsModule {
       module: PlantsModule,
       imports: [events],
       controllers: [PlantsController],
-      providers: [PlantsService, PlantsMetrics, plantsRepositoryProvider],
+      providers: [PlantsService, PlantsMetrics, { provide: PlantsRepository, useClass: SqlPlantsRepository }],
       exports: [PlantsRepository],
     };
   }

@@ -7,8 +7,6 @@ import { traceCarrierOf } from '../platform/trace-context';
 import { NewMessage } from './persistence/deliveries.store';
 import { insertMessagesPostgres } from './persistence/postgres-deliveries.store';
 import { insertMessagesSqlite } from './persistence/sqlite-deliveries.store';
-import { PostgresTransaction } from '../database/postgres-database';
-import { SqliteTransaction } from '../database/sqlite-database';
 
 export const PLANT_CREATED = 'plant.created';
 
@@ -39,16 +37,17 @@ export class OutboxWriter extends PlantEvents {
         // The committing request's trace, so the delivery joins it on whichever instance sends it.
         traceContext: traceCarrierOf(plant),
       }));
-    if (transaction instanceof SqliteTransaction) {
-      if (insertMessagesSqlite(transaction.connection, messages) > 0) this.wrote.add(transaction);
-      return;
-    }
-    if (transaction instanceof PostgresTransaction) {
-      return insertMessagesPostgres(transaction.database, transaction.client, messages()).then((written) => {
-        if (written > 0) this.wrote.add(transaction);
-      });
-    }
-    throw new Error(`No outbox for a ${transaction.kind} transaction`);
+    // The delivery stores' SQL is still written per store: the transaction hands over its handles.
+    // (Once they move to the query builder, this is `transaction.execute(…)` of their compiled queries.)
+    return transaction.withHandles<void | Promise<void>>({
+      sqlite: (connection) => {
+        if (insertMessagesSqlite(connection, messages) > 0) this.wrote.add(transaction);
+      },
+      postgres: (database, client) =>
+        insertMessagesPostgres(database, client, messages()).then((written) => {
+          if (written > 0) this.wrote.add(transaction);
+        }),
+    });
   }
 
   /** Wakes the dispatcher after a commit that wrote deliveries (with no endpoint, creates cost it nothing). */

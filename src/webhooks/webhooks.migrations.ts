@@ -1,16 +1,16 @@
 import { Migration } from '../database/migration';
 
 /**
- * The webhook feature's steps of the schema (see `Migration`). Version 2 was one row per event
- * and subscriber; version 3 is the anchors' model: endpoints, one message per event, one delivery
+ * The webhook feature's steps of the schema (see `Migration` for the names). The first was one row
+ * per event and subscriber; the second is the anchors' model: endpoints, one message per event, one delivery
  * per message and endpoint (the outbox's queue), one attempt row per try. `status` with `next_attempt_at` is the queue (never a "highest id sent" cursor: ids
  * are not committed in order); `lease_token` and `locked_until` are the claim of the instance that
  * is sending it. The partial index keeps the poll cheap however many finished rows are kept.
  */
 export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
   {
-    version: 2,
-    name: 'create webhook_deliveries',
+    name: 'webhooks/2026-11-23-01-create-webhook-deliveries',
+    legacyVersion: 2,
     // SQLite: times are Unix milliseconds (one instance, one clock).
     sqlite: `CREATE TABLE webhook_deliveries (
                id              INTEGER PRIMARY KEY,
@@ -47,9 +47,9 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
                CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending'`,
   },
   {
-    version: 3,
-    name: 'webhook endpoints, messages, deliveries and attempts',
-    // Rows of version 2 are kept: each URL becomes a `config` endpoint (start-up gives it its
+    name: 'webhooks/2026-11-23-02-endpoints-messages-deliveries-attempts',
+    legacyVersion: 3,
+    // Rows of the first step are kept: each URL becomes a `config` endpoint (start-up gives it its
     // secrets, or removes it when WEBHOOK_URLS no longer lists it), each row a message (same
     // webhook-id, so a receiver still deduplicates) and its delivery. Times: Unix milliseconds.
     sqlite: `ALTER TABLE webhook_deliveries RENAME TO webhook_deliveries_v2;
@@ -177,8 +177,7 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
                DROP TABLE webhook_deliveries_v2`,
   },
   {
-    version: 4,
-    name: 'webhook endpoint signals and throttled state',
+    name: 'webhooks/2026-11-25-01-endpoint-signals-and-throttled-state',
     // The dispatch policy's state of each endpoint, shared by every instance: endpoint signals in a
     // row since its last 2xx, whether that throttled it, its pauses in a row since (its backoff), and
     // the cap on sends in flight the policy gave it (NULL: the configured WEBHOOK_ENDPOINT_CONCURRENCY).

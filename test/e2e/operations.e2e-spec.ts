@@ -120,7 +120,7 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
 
     it('should report not ready, with the Error body, when the database is unusable', async () => {
       const db = new Database(join(server.dataDir, 'plants.db'));
-      db.exec('DROP TABLE plants; DROP TABLE schema_migrations');
+      db.exec('DROP TABLE plants; DROP TABLE kysely_migration');
       db.close();
       // An answer of the database serves readiness for up to a second: the change shows within it.
       await eventually(async () => (await get(`${server.url}/health/ready`)).status === 503);

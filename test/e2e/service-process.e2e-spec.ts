@@ -2,6 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AddressInfo, createServer } from 'node:net';
+import { APP_MIGRATIONS } from '../../src/app.migrations';
+import { inNameOrder } from '../../src/database/migration';
 import { request } from '../support/http';
 import { runUntilExit, ServiceProcess, startService } from '../support/service-process';
 
@@ -132,7 +134,9 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       const summaries = messages.filter((msg) => msg.startsWith('Plant Store 1.0.0 on Node '));
       expect(summaries).toEqual([
         `Plant Store 1.0.0 on Node ${process.version}; store: SQLite file ${join(dir, 'plants.db')}; ` +
-          `migrations: 1 (create plants), 2 (create webhook_deliveries), 3 (webhook endpoints, messages, deliveries and attempts), 4 (webhook endpoint signals and throttled state); listening on http://0.0.0.0:${port}; ` +
+          `migrations: ${inNameOrder(APP_MIGRATIONS)
+            .map(({ name }) => name)
+            .join(', ')}; listening on http://0.0.0.0:${port}; ` +
           'auth: 1 static token(s); rate limit: 60/min per principal; ' +
           'failed authentications: at most 600/min per client address; counters: in this instance; ' +
           'webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s))',

@@ -1,10 +1,10 @@
 import { Migration } from '../../database/migration';
 
-/** The plants feature's steps of the schema (see `Migration`); version 1 is the first of all. */
+/** The plants feature's steps of the schema (see `Migration` for the names). */
 export const PLANTS_MIGRATIONS: readonly Migration[] = [
   {
-    version: 1,
-    name: 'create plants',
+    name: 'plants/2026-11-20-01-create-plants',
+    legacyVersion: 1,
     // SQLite: INTEGER PRIMARY KEY is the 64-bit rowid; STRICT refuses anything but an integer in it.
     sqlite: `CREATE TABLE plants (
                id   INTEGER PRIMARY KEY,

@@ -1,0 +1,27 @@
+import { ColumnType } from 'kysely';
+
+/**
+ * Every feature's tables, for the typed query builder (`Kysely<Tables>`). Empty here on purpose: each
+ * feature adds its own tables by declaration merging, in its persistence folder, so adding a
+ * resource edits nothing shared:
+ *
+ * ```ts
+ * declare module '../../database/tables' {
+ *   interface Tables { plants: PlantsTable }
+ * }
+ * ```
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Tables {}
+
+/**
+ * A 64-bit integer column, exact both ways. Written as a bigint. Read as a bigint from SQLite (the
+ * connection reads integers as safe integers) and as its decimal text from PostgreSQL (pg never
+ * turns an int8 into a double); `int64Of` makes either one the exact bigint.
+ */
+export type Int64Column = ColumnType<bigint | string, bigint, bigint>;
+
+/** The exact bigint of an `Int64Column` as read from either store. */
+export function int64Of(value: bigint | string): bigint {
+  return typeof value === 'bigint' ? value : BigInt(value);
+}
