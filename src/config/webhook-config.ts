@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { BlockedNetworks, SPECIAL_PURPOSE } from '../webhooks/blocked-networks';
+import { BlockedNetworks, SPECIAL_PURPOSE } from '../common/networks/blocked-networks';
 import { DatabaseConfig, SecretsKeyConfig, WebhookConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';

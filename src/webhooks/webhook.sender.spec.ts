@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { eventually } from '../../test/support/eventually';
-import { BlockedNetworks } from './blocked-networks';
+import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { ClaimedDelivery } from './persistence/deliveries.store';
 import { MAX_ANSWER_BODY_BYTES, MAX_ANSWER_HEADER_BYTES, WebhookSender } from './webhook.sender';
 

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import { API_VERSION } from '../common/api-version';
 import { withoutUrl } from '../logging/host-of';
-import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
+import { BlockedAddressError, BlockedNetworks } from '../common/networks/blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries.store';
 import { retryAfterMs } from './retry-after';

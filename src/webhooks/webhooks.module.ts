@@ -5,7 +5,7 @@ import { PostgresDatabase } from '../database/postgres-database';
 import { SqliteDatabase } from '../database/sqlite-database';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { PlantEvents } from '../plants/plant-events';
-import { BlockedNetworks } from './blocked-networks';
+import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { BlockedEndpointsCheck } from './endpoints/blocked-endpoints.check';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';

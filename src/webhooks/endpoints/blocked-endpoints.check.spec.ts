@@ -1,6 +1,6 @@
 import { LookupAddress } from 'node:dns';
 import { Logger } from '@nestjs/common';
-import { BlockedNetworks, SPECIAL_PURPOSE } from '../blocked-networks';
+import { BlockedNetworks, SPECIAL_PURPOSE } from '../../common/networks/blocked-networks';
 import { BlockedEndpointsCheck } from './blocked-endpoints.check';
 import { Endpoint } from './endpoint';
 import { EndpointsStore } from './endpoints.store';

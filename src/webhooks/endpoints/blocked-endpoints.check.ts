@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { hostOf } from '../../logging/host-of';
-import { BlockedNetworks } from '../blocked-networks';
+import { BlockedNetworks } from '../../common/networks/blocked-networks';
 import { Endpoint } from './endpoint';
 import { EndpointsStore } from './endpoints.store';
 

@@ -12,7 +12,7 @@ import { ConfigError } from '../../config/config.error';
 import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
 import { withoutStack } from '../../common/errors/without-stack';
 import { hostOf } from '../../logging/host-of';
-import { BlockedNetworks } from '../blocked-networks';
+import { BlockedNetworks } from '../../common/networks/blocked-networks';
 import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence/deliveries.store';
 import { SecretsKeyError } from '../persistence/secrets-cipher';
 import { WebhookDispatcher } from '../webhook.dispatcher';
