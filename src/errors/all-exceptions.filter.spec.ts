@@ -1,3 +1,4 @@
+import { ResourceConflictError } from '../common/errors/resource-conflict.error';
 import {
   ArgumentsHost,
   BadRequestException,
@@ -161,6 +162,13 @@ describe('AllExceptionsFilter', () => {
     expect(String(logged.mock.calls[0][0])).toContain('SQLITE_IOERR: disk I/O error');
     expect(String(logged.mock.calls[0][0])).toMatch(/^Request req-42 failed: StorageError: SQLite failed/);
     expect(await counted('failure')).toBe(1);
+  });
+
+  it("should answer a repository's ResourceConflictError as a 409 in its own words, and log nothing", () => {
+    const { filter, host, sent } = setup();
+    filter.catch(new ResourceConflictError('A widget with id 7 already exists with other content'), host);
+    expect(sent.body).toEqual({ error: 409, message: 'A widget with id 7 already exists with other content' });
+    expect(logged).not.toHaveBeenCalled();
   });
 
   it('should not pass the message of a thrown 5xx HttpException to the client', () => {

@@ -13,6 +13,7 @@ import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { TooManyAuthFailuresException } from '../auth/auth-failure-limiter';
 import { ErrorDto } from '../common/errors/error.dto';
+import { ResourceConflictError } from '../common/errors/resource-conflict.error';
 import { isClientAbort } from './connection-errors';
 import { DatabaseErrorsMetrics } from './database-errors.metrics';
 import { StorageError } from '../database/storage.error';
@@ -88,6 +89,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private toErrorBody(exception: unknown): ErrorDto {
+    // A repository's "this key is stored with other content": the client's 409, in its own words.
+    if (exception instanceof ResourceConflictError) return { error: HttpStatus.CONFLICT, message: exception.message };
     if (!(exception instanceof HttpException)) {
       return { error: HttpStatus.INTERNAL_SERVER_ERROR, message: INTERNAL_ERROR_MESSAGE };
     }
