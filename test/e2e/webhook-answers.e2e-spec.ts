@@ -84,6 +84,8 @@ describeOnEachStore('what a subscriber’s answer means (e2e on %s, receivers on
     expect(arrivals.slice(firstRetry).sort()).toEqual(failing.map((id) => `retry:${id}`).sort());
     // Each failed one came back on its own schedule: its second attempt at least 4 s after its first.
     for (const got of receiver.received.filter((one) => one.attempt === 2)) {
+      // The receiver has answered; the service records the result a moment later.
+      await eventually(async () => (await delivery(got.webhookId)).attemptLog!.length === 2, 15_000);
       const { attemptLog } = await delivery(got.webhookId);
       expect(attemptLog!.map((attempt) => attempt.responseStatus)).toEqual([500, 200]);
       const [first, second] = attemptLog!.map((attempt) => Date.parse(attempt.at));
@@ -154,9 +156,11 @@ describeOnEachStore('what a subscriber’s answer means (e2e on %s, receivers on
     // Nothing came before the receiver said (3 s after its answer; the answer left it after `limitedAt`).
     for (const got of receiver.received.slice(1)) expect(got.receivedAt - limitedAt).toBeGreaterThanOrEqual(3000);
     const [retried] = receiver.received;
-    expect((await delivery(retried.webhookId)).attemptLog!.map((attempt) => attempt.responseStatus)).toEqual([
-      429, 200,
-    ]);
+    // The receiver has answered; the service records the result a moment later.
+    const statuses = async () =>
+      (await delivery(retried.webhookId)).attemptLog!.map((attempt) => attempt.responseStatus);
+    await eventually(async () => (await statuses()).length === 2, 15_000);
+    expect(await statuses()).toEqual([429, 200]);
   });
 
   it('should throttle an endpoint after five endpoint answers in a row, show it, and bring it back on a 2xx', async () => {
