@@ -7,6 +7,7 @@ import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { PlantEvents } from '../plants/plant-events';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { BlockedEndpointsCheck } from './endpoints/blocked-endpoints.check';
+import { EndpointIds } from './endpoints/endpoint-ids';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
@@ -14,6 +15,7 @@ import { OutboxWriter } from './outbox.writer';
 import { DeliveriesStore } from './persistence/deliveries.store';
 import { secretsCipherFor } from './persistence/secrets-cipher';
 import { SecretsColumn } from './persistence/secrets-column';
+import { SqlEndpointsStore } from './persistence/sql-endpoints.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
@@ -53,16 +55,9 @@ export class WebhooksModule {
         },
         {
           provide: EndpointsStore,
-          inject: [Database, SecretsColumn],
-          useFactory: async (database: Database, secrets: SecretsColumn): Promise<EndpointsStore> => {
-            if (database.kind === 'sqlite') {
-              const { SqliteEndpointsStore } = await import('./persistence/sqlite-endpoints.store');
-              return new SqliteEndpointsStore(database as SqliteDatabase, secrets);
-            }
-            const { PostgresEndpointsStore } = await import('./persistence/postgres-endpoints.store');
-            return new PostgresEndpointsStore(database as PostgresDatabase, secrets);
-          },
+          useClass: SqlEndpointsStore,
         },
+        EndpointIds,
         {
           provide: WebhookSender,
           inject: [BlockedNetworks],
@@ -82,13 +77,14 @@ export class WebhooksModule {
         },
         {
           provide: EndpointsService,
-          inject: [EndpointsStore, DeliveriesStore, BlockedNetworks, WebhookDispatcher],
+          inject: [EndpointsStore, DeliveriesStore, BlockedNetworks, WebhookDispatcher, EndpointIds],
           useFactory: (
             endpoints: EndpointsStore,
             deliveries: DeliveriesStore,
             blocked: BlockedNetworks,
             dispatcher: WebhookDispatcher,
-          ) => new EndpointsService(config, endpoints, deliveries, blocked, dispatcher),
+            ids: EndpointIds,
+          ) => new EndpointsService(config, endpoints, deliveries, blocked, dispatcher, ids),
         },
         {
           provide: PlantEvents,
