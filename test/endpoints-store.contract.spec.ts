@@ -23,19 +23,6 @@ const OTHER_KEY = Buffer.alloc(32, 9).toString('base64');
 const CONFIGURED = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
 const columnWith = (keys = [KEY]) => new SecretsColumn(new SecretsCipher(keys), [CONFIGURED]);
 
-/** The tables of the delivery log, for the rows an endpoint's delete must take with it. */
-type LogTables = {
-  webhook_messages: { id: string; event_type: string; payload: string; created_at: number | Date };
-  webhook_deliveries: {
-    id?: number;
-    message_id: string;
-    endpoint_id: string;
-    created_at: number | Date;
-    next_attempt_at: number | Date;
-  };
-  webhook_attempts: { delivery_id: number | bigint | string; at: number | Date; duration_ms: number };
-};
-
 /**
  * The endpoints store's behaviour, written once and run on each store: keyset pages, one endpoint
  * per URL, the cap on API endpoints settled in the database (also across instances), the reconcile of
@@ -60,9 +47,9 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
     return next;
   };
   const storeOn = (on: Database, column = columnWith()) => new SqlEndpointsStore(on, on.kysely, column);
-  const db = () => database.kysely.withTables<LogTables>();
-  /** A time as this store writes it. */
-  const time = (ms: number) => (postgres ? new Date(ms) : ms);
+  const db = () => database.kysely;
+  /** A time as this store writes it: Unix ms on SQLite, a timestamptz on PostgreSQL. */
+  const time = (ms: number) => (postgres ? sql<number>`to_timestamp(${ms / 1000})` : sql<number>`${ms}`);
   const newEndpoint = (url: string, disabled = false) => ({
     id: ids.next(),
     url,
@@ -302,7 +289,10 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
         );
         await database.execute(
           'test',
-          db().insertInto('webhook_attempts').values({ delivery_id: rows[0].id!, at: now, duration_ms: 3 }).compile(),
+          db()
+            .insertInto('webhook_attempts')
+            .values({ delivery_id: BigInt(rows[0].id), at: now, duration_ms: 3 })
+            .compile(),
         );
       }
       await expect(store.delete(gone.id)).resolves.toBe(true);

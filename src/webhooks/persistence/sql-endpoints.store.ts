@@ -12,15 +12,6 @@ import { SecretsKeyError } from './secrets-cipher';
 import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
 import './webhooks.tables';
 
-/**
- * The columns of the deliveries' tables that deleting an endpoint touches (its deliveries and their
- * attempts go with it). The delivery store's tables file declares them in full; these add nothing to it.
- */
-type CascadeTables = {
-  webhook_deliveries: { id: number | bigint | string; endpoint_id: string };
-  webhook_attempts: { delivery_id: number | bigint | string };
-};
-
 interface EndpointRow {
   id: string;
   url: string;
@@ -50,7 +41,7 @@ function* run<Row>(
 /** What the two stores do differently, and only that: each written in its own named method below. */
 interface EndpointsDialect {
   /** The time of a write: Unix milliseconds on SQLite (one instance, one clock), the server's clock on PostgreSQL. */
-  now(): RawBuilder<number | Date>;
+  now(): RawBuilder<number>;
   /** A time column in Unix milliseconds. */
   millis(column: 'created_at' | 'updated_at'): RawBuilder<number>;
   /** Whether `SELECT … FOR UPDATE` locks rows (PostgreSQL); SQLite's BEGIN IMMEDIATE locks the whole file. */
@@ -82,7 +73,7 @@ const PG_UNIQUE_VIOLATION = '23505';
 @Injectable()
 export class SqlEndpointsStore extends EndpointsStore {
   private readonly dialect: EndpointsDialect;
-  private readonly db: Kysely<Tables & CascadeTables>;
+  private readonly db: Kysely<Tables>;
 
   constructor(
     private readonly database: Database,
@@ -90,7 +81,7 @@ export class SqlEndpointsStore extends EndpointsStore {
     private readonly secretsColumn: SecretsColumn,
   ) {
     super();
-    this.db = db.withTables<CascadeTables>();
+    this.db = db;
     this.dialect = database.choose({
       sqlite: (store) => sqliteDialect(store),
       postgres: (store) => postgresDialect(store),
@@ -408,7 +399,8 @@ function runSynchronously<T>(work: Work<T>, execute: (query: CompiledQuery<unkno
 
 function postgresDialect(store: PostgresDatabase): EndpointsDialect {
   return {
-    now: () => sql<Date>`clock_timestamp()`,
+    // Typed as the builder takes a time (see webhooks.tables.ts): the server's clock, shared by every instance.
+    now: () => sql<number>`clock_timestamp()`,
     millis: (column) => sql<number>`(extract(epoch FROM ${sql.ref(column)}) * 1000)::float8`,
     locksRows: true,
     isUniqueViolation: (error) => (error as { code?: string }).code === PG_UNIQUE_VIOLATION,
