@@ -26,7 +26,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     // One instance of the webhook module, imported here and by plants (for the PlantEvents port).
-    const webhooks = WebhooksModule.forRoot(config.webhooks);
+    const webhooks = WebhooksModule.forRoot();
     return {
       module: AppModule,
       imports: [

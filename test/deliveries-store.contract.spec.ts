@@ -5,7 +5,8 @@ import { Database } from '../src/database/database';
 import { PostgresDatabase, PostgresTransaction } from '../src/database/postgres-database';
 import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
-import { newEndpointId, newSecret } from '../src/webhooks/endpoints/endpoints.service';
+import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
+import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
 import { EndpointsStore } from '../src/webhooks/endpoints/endpoints.store';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { attemptResult, GONE_REASON, THROTTLE_AFTER_SIGNALS } from '../src/webhooks/dispatch-policy';
@@ -13,13 +14,14 @@ import { AttemptResult, ClaimedDelivery, DeliveriesStore } from '../src/webhooks
 import { PostgresDeliveriesStore } from '../src/webhooks/persistence/postgres-deliveries.store';
 import { SecretsCipher } from '../src/webhooks/persistence/secrets-cipher';
 import { SecretsColumn } from '../src/webhooks/persistence/secrets-column';
-import { PostgresEndpointsStore } from '../src/webhooks/persistence/postgres-endpoints.store';
+import { SqlEndpointsStore } from '../src/webhooks/persistence/sql-endpoints.store';
 import { SqliteDeliveriesStore } from '../src/webhooks/persistence/sqlite-deliveries.store';
-import { SqliteEndpointsStore } from '../src/webhooks/persistence/sqlite-endpoints.store';
 import { WEBHOOK_MIGRATIONS } from '../src/webhooks/webhooks.migrations';
 import { createTestSchema, describeOnEachStore, TestSchema } from './support/postgres';
 
 const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];
+const ids = new EndpointIds();
+const newEndpointId = () => ids.next();
 const LEASE_MS = 60_000;
 const DAY_MS = 86_400_000;
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -85,14 +87,14 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
       );
       await pg.onModuleInit();
       database = pg;
-      endpoints = new PostgresEndpointsStore(pg, secretsColumn());
+      endpoints = new SqlEndpointsStore(pg, pg.kysely, secretsColumn());
       deliveries = new PostgresDeliveriesStore(pg, secretsColumn());
     } else {
       dir = mkdtempSync(join(tmpdir(), 'plant-store-deliveries-'));
       const sqlite = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
       await sqlite.onModuleInit();
       database = sqlite;
-      endpoints = new SqliteEndpointsStore(sqlite, secretsColumn());
+      endpoints = new SqlEndpointsStore(sqlite, sqlite.kysely, secretsColumn());
       deliveries = new SqliteDeliveriesStore(sqlite, secretsColumn());
     }
   });
@@ -389,11 +391,11 @@ describeOnEachStore('the webhook delivery store (contract, on %s)', (postgres) =
     const restarted =
       database instanceof SqliteDatabase
         ? {
-            endpoints: new SqliteEndpointsStore(database, column),
+            endpoints: new SqlEndpointsStore(database, database.kysely, column),
             deliveries: new SqliteDeliveriesStore(database, column),
           }
         : {
-            endpoints: new PostgresEndpointsStore(database as PostgresDatabase, column),
+            endpoints: new SqlEndpointsStore(database, database.kysely, column),
             deliveries: new PostgresDeliveriesStore(database as PostgresDatabase, column),
           };
     expect(await restarted.endpoints.reconcile(['http://127.0.0.1:1/a'], newEndpointId)).toEqual({
@@ -415,7 +417,7 @@ describe('the SQLite delivery store', () => {
     const database = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
     await database.onModuleInit();
     try {
-      const endpoints = new SqliteEndpointsStore(database, secretsColumn());
+      const endpoints = new SqlEndpointsStore(database, database.kysely, secretsColumn());
       const store = new SqliteDeliveriesStore(database, secretsColumn());
       await endpoints.create(
         { id: newEndpointId(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() },

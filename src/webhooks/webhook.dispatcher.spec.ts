@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { WebhookConfig } from '../config/app-config';
+import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { DeliveriesStore } from './persistence/deliveries.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';
@@ -47,7 +48,7 @@ describe('WebhookDispatcher', () => {
         store,
         { close: () => Promise.resolve() } as WebhookSender,
         {} as WebhookMetrics,
-        new AbortController().signal,
+        new ShutdownSignal(),
       );
       // Something else that needs the loop all along (a request's callbacks, say).
       let running = true;

@@ -1,8 +1,9 @@
 import { setMaxListeners } from 'node:events';
-import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { hostOf, originAttributes } from '../logging/host-of';
 import { contextFromCarrier, inSpan } from '../platform/trace-context';
 import { attemptResult, THROTTLE_AFTER_SIGNALS } from './dispatch-policy';
@@ -27,6 +28,7 @@ const LEASE_MARGIN_MS = 5000;
  * too: what another instance, an earlier run, a resend or a retry left due is found within
  * WEBHOOK_POLL_INTERVAL_MS.
  */
+@Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private readonly leaseMs: number;
@@ -48,12 +50,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     private readonly sender: WebhookSender,
     private readonly metrics: WebhookMetrics,
     /** Raised at SIGTERM: sends in flight are aborted and go back to pending; nothing more is claimed. */
-    shutdown: AbortSignal,
+    shutdown: ShutdownSignal,
   ) {
     this.leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
     // Each send in flight listens for the stop: up to `concurrency` listeners, not a leak.
     setMaxListeners(config.concurrency + 10, this.stopped.signal);
-    shutdown.addEventListener('abort', () => this.stop(), { once: true });
+    shutdown.signal.addEventListener('abort', () => this.stop(), { once: true });
     // Results that finish in one event-loop turn are recorded by one transaction (one commit).
     this.results = new Batcher({
       batchingFunction: async (results) => {

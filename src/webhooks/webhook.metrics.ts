@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Histogram } from 'prom-client';
-import { MetricsService } from '../metrics/metrics.service';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { SharedResult } from '../platform/shared-result';
 import { DeliveriesStore } from './persistence/deliveries.store';
 import { AttemptOutcome } from './webhook.sender';
@@ -15,8 +14,8 @@ export class WebhookMetrics {
   readonly latency: Histogram;
   readonly endpointsDisabled: Counter;
 
-  constructor(metrics: MetricsService, store: DeliveriesStore) {
-    const registers = [metrics.registry];
+  constructor(registry: Registry, store: DeliveriesStore) {
+    const registers = [registry];
     this.attempts = new Counter({
       name: 'plant_store_webhook_attempts_total',
       help: 'Webhook delivery attempts by outcome: 2xx, 3xx (not followed), 4xx, 5xx, gone (410), timeout, network, blocked (a blocked network)',
@@ -59,7 +58,7 @@ export class WebhookMetrics {
         oldestAge.set(oldestCreatedAtMs === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAtMs) / 1000));
       },
     });
-    metrics.registry.registerMetric(oldestAge);
+    registry.registerMetric(oldestAge);
     const throttled = new SharedResult(() => store.throttledEndpoints(), BACKLOG_SHARED_MS);
     new Gauge({
       name: 'plant_store_webhook_endpoints_throttled',

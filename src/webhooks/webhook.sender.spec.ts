@@ -3,6 +3,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo, Socket } from 'node:net';
 import { eventually } from '../../test/support/eventually';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
+import { WebhookConfig } from '../config/app-config';
 import { ClaimedDelivery } from './persistence/deliveries.store';
 import { MAX_ANSWER_BODY_BYTES, MAX_ANSWER_HEADER_BYTES, WebhookSender } from './webhook.sender';
 
@@ -95,7 +96,7 @@ describe('WebhookSender (real receivers on 127.0.0.1)', () => {
   const running = new AbortController();
 
   beforeEach(() => {
-    sender = new WebhookSender(TIMEOUT_MS, new BlockedNetworks([]));
+    sender = new WebhookSender({ timeoutMs: TIMEOUT_MS } as WebhookConfig, new BlockedNetworks([]));
   });
   afterEach(async () => {
     await sender.close();
@@ -195,7 +196,7 @@ describe('WebhookSender (real receivers on 127.0.0.1)', () => {
       // Shutdown comes once the headers are answered; the body never ends.
       setImmediate(() => shutdown.abort());
     });
-    const slow = new WebhookSender(60_000, new BlockedNetworks([]));
+    const slow = new WebhookSender({ timeoutMs: 60_000 } as WebhookConfig, new BlockedNetworks([]));
     try {
       const attempt = await slow.send(delivery(url), shutdown.signal);
 

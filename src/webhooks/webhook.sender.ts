@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
+import { Injectable } from '@nestjs/common';
 import { Agent, request } from 'undici';
 import { API_VERSION } from '../common/api-version';
+import { WebhookConfig } from '../config/app-config';
 import { withoutUrl } from '../logging/host-of';
 import { BlockedAddressError, BlockedNetworks } from '../common/networks/blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
@@ -49,13 +51,17 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
  * socket past the attempt, nor after the dispatcher has freed the endpoint's slot. Connections go
  * through an agent whose name lookup refuses the blocked networks.
  */
+@Injectable()
 export class WebhookSender {
   private readonly agent: Agent;
+  private readonly timeoutMs: number;
 
   constructor(
-    private readonly timeoutMs: number,
+    config: WebhookConfig,
     private readonly blocked: BlockedNetworks,
   ) {
+    const { timeoutMs } = config;
+    this.timeoutMs = timeoutMs;
     this.agent = new Agent({
       connect: { lookup: blocked.lookup, timeout: timeoutMs },
       // Never longer than the attempt (undici's defaults are 300 s, and the body's measures the gap

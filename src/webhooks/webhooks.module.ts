@@ -1,19 +1,19 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { WebhookConfig } from '../config/app-config';
 import { Database } from '../database/database';
 import { PostgresDatabase } from '../database/postgres-database';
 import { SqliteDatabase } from '../database/sqlite-database';
-import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { PlantEvents } from '../plants/plant-events';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
+import { ConfiguredBlockedNetworks, ConfiguredSecretsColumn } from './configured.providers';
 import { BlockedEndpointsCheck } from './endpoints/blocked-endpoints.check';
+import { EndpointIds } from './endpoints/endpoint-ids';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
 import { OutboxWriter } from './outbox.writer';
 import { DeliveriesStore } from './persistence/deliveries.store';
-import { secretsCipherFor } from './persistence/secrets-cipher';
 import { SecretsColumn } from './persistence/secrets-column';
+import { SqlEndpointsStore } from './persistence/sql-endpoints.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
@@ -21,23 +21,26 @@ import { WebhookSender } from './webhook.sender';
 /**
  * The new-plant webhook: endpoints and their admin API, the outbox and its dispatcher. It exports
  * `PlantEvents` (the outbox writer), which `PlantsModule.register(…)` imports explicitly; plants
- * never sees the rest. Each store adapter, and its driver, is loaded only when chosen.
+ * never sees the rest.
+ *
+ * One wiring style: every provider is an `@Injectable()` class built by DI. Configuration comes in
+ * as `WebhookConfig` (from `ConfigModule`); the store as `Database`, `Kysely` and `SqlDialect` (from
+ * `DatabaseModule`, which chose it once); metrics go to prom-client's `Registry` (from
+ * `MetricsModule`). Values the configuration decides (the blocked networks, the secrets column) are
+ * classes of their own (`configured.providers.ts`), never closures over the configuration.
  */
 @Module({})
 export class WebhooksModule {
-  static forRoot(config: WebhookConfig): DynamicModule {
+  static forRoot(): DynamicModule {
     return {
       module: WebhooksModule,
       controllers: [EndpointsController],
       providers: [
-        {
-          provide: BlockedNetworks,
-          useFactory: () => new BlockedNetworks(config.blockedNetworks, config.allowedNetworks),
-        },
+        { provide: BlockedNetworks, useClass: ConfiguredBlockedNetworks },
         // Endpoint secrets, sealed at rest; config endpoints read as WEBHOOK_SECRET's.
         {
           provide: SecretsColumn,
-          useFactory: () => new SecretsColumn(secretsCipherFor(config.secretsKey), config.configured.secrets),
+          useClass: ConfiguredSecretsColumn,
         },
         {
           provide: DeliveriesStore,
@@ -53,43 +56,14 @@ export class WebhooksModule {
         },
         {
           provide: EndpointsStore,
-          inject: [Database, SecretsColumn],
-          useFactory: async (database: Database, secrets: SecretsColumn): Promise<EndpointsStore> => {
-            if (database.kind === 'sqlite') {
-              const { SqliteEndpointsStore } = await import('./persistence/sqlite-endpoints.store');
-              return new SqliteEndpointsStore(database as SqliteDatabase, secrets);
-            }
-            const { PostgresEndpointsStore } = await import('./persistence/postgres-endpoints.store');
-            return new PostgresEndpointsStore(database as PostgresDatabase, secrets);
-          },
+          useClass: SqlEndpointsStore,
         },
-        {
-          provide: WebhookSender,
-          inject: [BlockedNetworks],
-          useFactory: (blocked: BlockedNetworks) => new WebhookSender(config.timeoutMs, blocked),
-        },
+        EndpointIds,
+        WebhookSender,
         WebhookMetrics,
         BlockedEndpointsCheck,
-        {
-          provide: WebhookDispatcher,
-          inject: [DeliveriesStore, WebhookSender, WebhookMetrics, ShutdownSignal],
-          useFactory: (
-            store: DeliveriesStore,
-            sender: WebhookSender,
-            metrics: WebhookMetrics,
-            shutdown: ShutdownSignal,
-          ) => new WebhookDispatcher(config, store, sender, metrics, shutdown.signal),
-        },
-        {
-          provide: EndpointsService,
-          inject: [EndpointsStore, DeliveriesStore, BlockedNetworks, WebhookDispatcher],
-          useFactory: (
-            endpoints: EndpointsStore,
-            deliveries: DeliveriesStore,
-            blocked: BlockedNetworks,
-            dispatcher: WebhookDispatcher,
-          ) => new EndpointsService(config, endpoints, deliveries, blocked, dispatcher),
-        },
+        WebhookDispatcher,
+        EndpointsService,
         {
           provide: PlantEvents,
           inject: [WebhookDispatcher],

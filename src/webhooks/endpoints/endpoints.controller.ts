@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { RouteSchema } from '@nestjs/platform-fastify';
 import {
   ApiAcceptedResponse,
   ApiBody,
@@ -12,10 +11,14 @@ import {
 } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { AdminOnly } from '../../auth/admin-only.decorator';
-import { ApiErrorResponses, CONNECTION_ERRORS } from '../../common/errors/api-error-responses.decorator';
 import {
-  DELIVERY_SERIALIZATION,
-  DELIVERY_WITH_ATTEMPTS_SERIALIZATION,
+  ApiErrorResponses,
+  IDENTITY_PROVIDER_UNAVAILABLE,
+  PROTECTED_OPERATION_ERRORS,
+  READ_UNAVAILABLE,
+} from '../../common/errors/api-error-responses.decorator';
+import { nextPageLink, pageOf } from '../../common/paging/page';
+import {
   DeliveryDto,
   DeliveryWithAttemptsDto,
   ListDeliveriesQueryDto,
@@ -37,14 +40,14 @@ import {
 import { parseRfc3339 } from './dto/rfc3339';
 import { EndpointsService } from './endpoints.service';
 
+/** What every route here can answer: the failures of any protected operation, the admin permission, the database. */
 const COMMON = {
-  401: 'No bearer token, a malformed Authorization header, or an unknown token.',
+  ...PROTECTED_OPERATION_ERRORS,
   403: 'A valid credential without the admin permission (ADMIN_TOKENS, or a JWT with scope webhooks:manage).',
-  ...CONNECTION_ERRORS,
-  429: 'Over the rate limit, or too many failed authentications from this client address; see Retry-After.',
-  500: 'An unexpected failure; the details are in the service log.',
-  503: 'The database is unreachable or did not answer in time; retry shortly.',
+  503: `The database is unreachable or did not answer in time; retry shortly. ${IDENTITY_PROVIDER_UNAVAILABLE}`,
 };
+/** The same, for the routes that only read. */
+const COMMON_READ = { ...COMMON, 503: READ_UNAVAILABLE };
 const NO_ENDPOINT = ['No endpoint has this id.', 'No webhook endpoint with id ep_019ab3c4d5e6'] as [string, string];
 const CONFIG_OWNED = 'The endpoint is declared in WEBHOOK_URLS (source "config"): change the configuration instead.';
 const CONFIG_SECRET = [
@@ -104,29 +107,29 @@ export class EndpointsController {
     headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
   })
   @ApiErrorResponses({
-    ...COMMON,
+    ...COMMON_READ,
     400: ['A query parameter is not valid.', 'limit must be a decimal integer from 1 to 1000'],
   })
   async list(
     @Query() query: ListEndpointsQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<EndpointDto[]> {
-    const page = await this.endpoints.list(query.limit + 1, query.after);
-    if (page.length > query.limit) {
-      page.length = query.limit;
-      void reply.header(
-        'link',
-        `</webhooks/endpoints?limit=${query.limit}&after=${page[page.length - 1].id}>; rel="next"`,
-      );
+    const page = pageOf(
+      await this.endpoints.list(query.limit + 1, query.after),
+      query.limit,
+      (endpoint) => endpoint.id,
+    );
+    if (page.next !== undefined) {
+      void reply.header('link', nextPageLink('/webhooks/endpoints', { limit: query.limit, after: page.next }));
     }
-    return page.map(toEndpointDto);
+    return page.items.map(toEndpointDto);
   }
 
   @Get(':id')
   @ApiOperation({ operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint' })
   @ApiEndpointId()
   @ApiOkResponse({ type: EndpointDto, description: 'The endpoint.' })
-  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT })
+  @ApiErrorResponses({ ...COMMON_READ, 404: NO_ENDPOINT })
   async get(@Param('id') id: string): Promise<EndpointDto> {
     return toEndpointDto(await this.endpoints.get(id));
   }
@@ -171,7 +174,7 @@ export class EndpointsController {
   @ApiOperation({ operationId: 'getWebhookEndpointSecret', summary: "Get an endpoint's signing secret" })
   @ApiEndpointId()
   @ApiOkResponse({ type: SecretDto, description: 'The current secret.' })
-  @ApiErrorResponses({ ...COMMON, 404: NO_ENDPOINT, 409: CONFIG_SECRET })
+  @ApiErrorResponses({ ...COMMON_READ, 404: NO_ENDPOINT, 409: CONFIG_SECRET })
   async secret(@Param('id') id: string): Promise<SecretDto> {
     return { secret: await this.endpoints.secret(id) };
   }
@@ -202,7 +205,6 @@ export class EndpointsController {
 
   /** The endpoint's deliveries, newest first, a page at a time (`Link: rel="next"` while more follow). */
   @Get(':id/deliveries')
-  @RouteSchema({ response: { 200: { type: 'array', items: DELIVERY_SERIALIZATION } } })
   @ApiOperation({ operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries" })
   @ApiEndpointId()
   @ApiOkResponse({
@@ -211,7 +213,7 @@ export class EndpointsController {
     headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
   })
   @ApiErrorResponses({
-    ...COMMON,
+    ...COMMON_READ,
     400: ['A query parameter is not valid.', 'status must be pending, succeeded or failed'],
     404: NO_ENDPOINT,
   })
@@ -220,26 +222,25 @@ export class EndpointsController {
     @Query() query: ListDeliveriesQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DeliveryDto[]> {
-    const page = await this.endpoints.deliveriesOf(id, { ...query, limit: query.limit + 1 });
-    if (page.length > query.limit) {
-      page.length = query.limit;
-      const status = query.status === undefined ? '' : `&status=${query.status}`;
+    const fetched = await this.endpoints.deliveriesOf(id, { ...query, limit: query.limit + 1 });
+    const page = pageOf(fetched, query.limit, (delivery) => delivery.seq);
+    if (page.next !== undefined) {
+      const status: Record<string, string> = query.status === undefined ? {} : { status: query.status };
       void reply.header(
         'link',
-        `</webhooks/endpoints/${id}/deliveries?limit=${query.limit}${status}&after=${page[page.length - 1].seq}>; rel="next"`,
+        nextPageLink(`/webhooks/endpoints/${id}/deliveries`, { limit: query.limit, ...status, after: page.next }),
       );
     }
-    return page.map(toDeliveryDto);
+    return page.items.map(toDeliveryDto);
   }
 
   @Get(':id/deliveries/:deliveryId')
-  @RouteSchema({ response: { 200: DELIVERY_WITH_ATTEMPTS_SERIALIZATION } })
   @ApiOperation({ operationId: 'getWebhookDelivery', summary: 'Get a delivery with its attempts' })
   @ApiEndpointId()
   @ApiDeliveryId()
   @ApiOkResponse({ type: DeliveryWithAttemptsDto, description: 'The delivery and every attempt, oldest first.' })
   @ApiErrorResponses({
-    ...COMMON,
+    ...COMMON_READ,
     404: ['No such endpoint, or no such delivery for it.', 'No delivery msg_… for webhook endpoint ep_…'],
   })
   async delivery(@Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryWithAttemptsDto> {
@@ -249,7 +250,6 @@ export class EndpointsController {
   /** Sends a delivery again now, with the same webhook-id (once, whichever instance claims it). */
   @Post(':id/deliveries/:deliveryId/resend')
   @HttpCode(HttpStatus.ACCEPTED)
-  @RouteSchema({ response: { 202: DELIVERY_SERIALIZATION } })
   @ApiOperation({ operationId: 'resendWebhookDelivery', summary: 'Resend a delivery' })
   @ApiEndpointId()
   @ApiDeliveryId()

@@ -17,21 +17,12 @@ import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence
 import { SecretsKeyError } from '../persistence/secrets-cipher';
 import { WebhookDispatcher } from '../webhook.dispatcher';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
+import { EndpointIds } from './endpoint-ids';
 import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from './endpoints.store';
 
 /** A new secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
 export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
-}
-
-let lastIdMs = 0;
-let sequence = 0;
-/** `ep_`, 12 hex digits of milliseconds, a 4-digit sequence within the millisecond, 12 random hex digits: sorts in creation order. */
-export function newEndpointId(): string {
-  const now = Date.now();
-  sequence = now === lastIdMs ? sequence + 1 : 0;
-  lastIdMs = now;
-  return `ep_${now.toString(16).padStart(12, '0')}${sequence.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
 }
 
 /**
@@ -50,11 +41,12 @@ export class EndpointsService implements OnModuleInit {
     private readonly deliveries: DeliveriesStore,
     private readonly blocked: BlockedNetworks,
     private readonly dispatcher: WebhookDispatcher,
+    private readonly ids: EndpointIds,
   ) {}
 
   async onModuleInit(): Promise<void> {
     const { urls } = this.config.configured;
-    const { added, removed } = await this.endpoints.reconcile(urls, newEndpointId);
+    const { added, removed } = await this.endpoints.reconcile(urls, () => this.ids.next());
     if (added > 0 || removed > 0) {
       this.logger.log(
         `WEBHOOK_URLS: ${added} endpoint(s) added, ${removed} removed with their pending deliveries ` +
@@ -92,7 +84,7 @@ export class EndpointsService implements OnModuleInit {
     try {
       const endpoint = await this.endpoints.create(
         {
-          id: newEndpointId(),
+          id: this.ids.next(),
           url,
           description: input.description ?? '',
           disabled: input.disabled ?? false,

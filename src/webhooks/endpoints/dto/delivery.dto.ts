@@ -1,15 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { parse } from 'lossless-json';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/paging/page-query.dto';
+import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
 import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
-import { NEW_PLANT_SERIALIZATION } from '../../../plants/dto/new-plant.serialization';
 import { AttemptRecord, DeliveryView } from '../../persistence/deliveries.store';
 import { IsRfc3339DateTime } from './rfc3339';
-
-const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
-const SMALL_DECIMAL = /^[0-9]{1,6}$/;
 
 /** One try of a delivery. */
 @ApiSchema({ name: 'DeliveryAttempt' })
@@ -91,13 +86,7 @@ export class ListDeliveriesQueryDto {
   @IsIn(['pending', 'succeeded', 'failed'], { message: 'status must be pending, succeeded or failed' })
   status?: 'pending' | 'succeeded' | 'failed';
 
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, required: false })
-  @Max(MAX_PAGE_LIMIT, { message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @IsInt({ message: LIMIT_MESSAGE })
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' && SMALL_DECIMAL.test(value) ? Number(value) : value,
-  )
+  @PageLimit()
   limit: number = DEFAULT_PAGE_LIMIT;
 
   /** An opaque cursor: the `Link: rel="next"` header of the previous page carries it. */
@@ -107,40 +96,6 @@ export class ListDeliveriesQueryDto {
   @IsString({ message: 'after must be a cursor from a Link header' })
   after?: string;
 }
-
-const ATTEMPT_SERIALIZATION = {
-  type: 'object',
-  required: ['at', 'durationMs'],
-  properties: {
-    at: { type: 'string' },
-    responseStatus: { type: 'integer' },
-    error: { type: 'string' },
-    durationMs: { type: 'integer' },
-  },
-} as const;
-
-/** The response serializer's schema of a Delivery: it writes the payload's bigint id as its exact digits. */
-export const DELIVERY_SERIALIZATION = {
-  type: 'object',
-  required: ['id', 'endpointId', 'eventType', 'payload', 'status', 'attempts', 'createdAt'],
-  properties: {
-    id: { type: 'string' },
-    endpointId: { type: 'string' },
-    eventType: { type: 'string' },
-    payload: NEW_PLANT_SERIALIZATION,
-    status: { type: 'string' },
-    attempts: { type: 'integer' },
-    createdAt: { type: 'string' },
-    nextAttemptAt: { type: 'string' },
-    lastAttempt: ATTEMPT_SERIALIZATION,
-  },
-} as const;
-
-export const DELIVERY_WITH_ATTEMPTS_SERIALIZATION = {
-  ...DELIVERY_SERIALIZATION,
-  required: [...DELIVERY_SERIALIZATION.required, 'attemptLog'],
-  properties: { ...DELIVERY_SERIALIZATION.properties, attemptLog: { type: 'array', items: ATTEMPT_SERIALIZATION } },
-} as const;
 
 function toAttemptDto(attempt: AttemptRecord): AttemptDto {
   return {

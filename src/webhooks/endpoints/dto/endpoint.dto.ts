@@ -1,23 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsDefined,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateBy,
-} from 'class-validator';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/paging/page-query.dto';
+import { IsBoolean, IsDefined, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
+import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
 import { OptionalBody } from '../../../validation/optional-body.decorator';
 import { Endpoint } from '../endpoint';
 
-const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
-const SMALL_DECIMAL = /^[0-9]{1,6}$/;
 const DESCRIPTION_NUL = 'description must not contain NUL (\\u0000)';
 
 /** PostgreSQL's text cannot hold NUL: refused as the field's fault, never a 500 on the insert. */
@@ -136,13 +122,7 @@ export class SecretRotationDto {
 
 /** `limit` and `after` of a keyset page of endpoints. */
 export class ListEndpointsQueryDto {
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, required: false })
-  @Max(MAX_PAGE_LIMIT, { message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @IsInt({ message: LIMIT_MESSAGE })
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' && SMALL_DECIMAL.test(value) ? Number(value) : value,
-  )
+  @PageLimit()
   limit: number = DEFAULT_PAGE_LIMIT;
 
   /** The last endpoint id of the previous page (the `Link: rel="next"` header carries it). */
