@@ -1,0 +1,99 @@
+import { ColumnType, Generated } from 'kysely';
+import { Int64Column } from '../../database/tables';
+
+/*
+ * The webhook feature's tables, as the query builder sees them (created by `webhooks.migrations.ts`).
+ * Both stores hold the same columns; two kinds of column hold different types in each, and a query
+ * reads them through the store's clock (see the stores) or as written here:
+ *
+ * - a time is Unix milliseconds on SQLite (one instance, one clock; read as a bigint) and a
+ *   `timestamptz` from the server's clock on PostgreSQL (read as a Date);
+ * - a flag is an INTEGER 0/1 on SQLite (read as a bigint) and a BOOLEAN on PostgreSQL. Write it as
+ *   `sql.lit(true)` / `sql.lit(false)`: both stores read the literals (SQLite as 1 and 0), while
+ *   better-sqlite3 cannot bind a boolean parameter.
+ *
+ * Small integers (counts, statuses, durations) read as a bigint on SQLite (the connections read
+ * integers as safe integers) and as a number on PostgreSQL.
+ */
+
+/** A time: Unix ms on SQLite, `timestamptz` on PostgreSQL. Written as ms on SQLite, as an SQL expression (the server's clock) on PostgreSQL. */
+export type TimeColumn = ColumnType<bigint | Date, number | undefined, number>;
+/** The same, where NULL is allowed. */
+export type NullableTimeColumn = ColumnType<bigint | Date | null, number | null | undefined, number | null>;
+/** 0/1 on SQLite, a boolean on PostgreSQL. */
+export type FlagColumn = ColumnType<bigint | boolean, boolean | undefined, boolean>;
+/** An INTEGER: a bigint read from SQLite, a number from PostgreSQL; written as a number. */
+export type SmallIntColumn = ColumnType<bigint | number, number | undefined, number>;
+export type NullableSmallIntColumn = ColumnType<bigint | number | null, number | null | undefined, number | null>;
+
+export interface WebhookEndpointsTable {
+  /** `ep_…`, time-ordered. */
+  id: string;
+  url: string;
+  description: ColumnType<string, string | undefined, string>;
+  source: 'api' | 'config';
+  disabled: FlagColumn;
+  disabled_reason: string | null;
+  /** Sealed by `SecretsColumn`, or `CONFIGURED_SECRETS` for a `config` endpoint. */
+  secrets: string;
+  created_at: TimeColumn;
+  updated_at: TimeColumn;
+  /** Failed attempts in a row since the last success. */
+  failures: SmallIntColumn;
+  failing_since: NullableTimeColumn;
+  paused_until: NullableTimeColumn;
+  /** The dispatch policy's state (`EndpointChange`): endpoint signals in a row, throttled, pauses in a row. */
+  signals: SmallIntColumn;
+  throttled: FlagColumn;
+  backoffs: SmallIntColumn;
+  /** The cap on sends in flight the policy gave it; NULL: the configured WEBHOOK_ENDPOINT_CONCURRENCY. */
+  in_flight_cap: NullableSmallIntColumn;
+}
+
+export interface WebhookMessagesTable {
+  /** The `webhook-id`: one per event, the same for every endpoint. */
+  id: string;
+  event_type: string;
+  /** The exact body (text, so an int64 stays exact). */
+  payload: string;
+  trace_context: string | null;
+  created_at: TimeColumn;
+}
+
+export type DeliveryStatusColumn = ColumnType<
+  'pending' | 'succeeded' | 'failed',
+  'pending' | 'succeeded' | 'failed' | undefined,
+  'pending' | 'succeeded' | 'failed'
+>;
+
+export interface WebhookDeliveriesTable {
+  id: Generated<Int64Column>;
+  message_id: string;
+  endpoint_id: string;
+  status: DeliveryStatusColumn;
+  attempts: SmallIntColumn;
+  created_at: TimeColumn;
+  next_attempt_at: TimeColumn;
+  /** The lease: on SQLite a time of the lease clock (see the dispatch queue), on PostgreSQL the server's. */
+  locked_until: NullableTimeColumn;
+  lease_token: string | null;
+  finished_at: NullableTimeColumn;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<Int64Column>;
+  delivery_id: Int64Column;
+  at: TimeColumn;
+  response_status: NullableSmallIntColumn;
+  error: string | null;
+  duration_ms: SmallIntColumn;
+}
+
+declare module '../../database/tables' {
+  interface Tables {
+    webhook_endpoints: WebhookEndpointsTable;
+    webhook_messages: WebhookMessagesTable;
+    webhook_deliveries: WebhookDeliveriesTable;
+    webhook_attempts: WebhookAttemptsTable;
+  }
+}
