@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { MetricsService } from '../metrics/metrics.service';
 import { SharedResult } from '../platform/shared-result';
-import { DeliveriesStore } from './persistence/deliveries.store';
+import { DispatchQueue } from './persistence/dispatch-queue';
 import { AttemptOutcome } from './webhook.sender';
 
 const BACKLOG_SHARED_MS = 1000;
@@ -15,7 +15,7 @@ export class WebhookMetrics {
   readonly latency: Histogram;
   readonly endpointsDisabled: Counter;
 
-  constructor(metrics: MetricsService, store: DeliveriesStore) {
+  constructor(metrics: MetricsService, store: DispatchQueue) {
     const registers = [metrics.registry];
     this.attempts = new Counter({
       name: 'plant_store_webhook_attempts_total',

@@ -11,7 +11,12 @@ import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
 import { OutboxWriter } from './outbox.writer';
-import { DeliveriesStore } from './persistence/deliveries.store';
+import { DeliveryLog } from './persistence/delivery-log';
+import { DispatchQueue } from './persistence/dispatch-queue';
+import { OutboxStore } from './persistence/outbox.store';
+import { SqlDeliveryLog } from './persistence/sql-delivery-log';
+import { SqlDispatchQueue } from './persistence/sql-dispatch-queue';
+import { SqlOutboxStore } from './persistence/sql-outbox.store';
 import { secretsCipherFor } from './persistence/secrets-cipher';
 import { SecretsColumn } from './persistence/secrets-column';
 import { WebhookDispatcher } from './webhook.dispatcher';
@@ -39,18 +44,9 @@ export class WebhooksModule {
           provide: SecretsColumn,
           useFactory: () => new SecretsColumn(secretsCipherFor(config.secretsKey), config.configured.secrets),
         },
-        {
-          provide: DeliveriesStore,
-          inject: [Database, SecretsColumn],
-          useFactory: async (database: Database, secrets: SecretsColumn): Promise<DeliveriesStore> => {
-            if (database.kind === 'sqlite') {
-              const { SqliteDeliveriesStore } = await import('./persistence/sqlite-deliveries.store');
-              return new SqliteDeliveriesStore(database as SqliteDatabase, secrets);
-            }
-            const { PostgresDeliveriesStore } = await import('./persistence/postgres-deliveries.store');
-            return new PostgresDeliveriesStore(database as PostgresDatabase, secrets);
-          },
-        },
+        { provide: OutboxStore, useClass: SqlOutboxStore },
+        { provide: DispatchQueue, useClass: SqlDispatchQueue },
+        { provide: DeliveryLog, useClass: SqlDeliveryLog },
         {
           provide: EndpointsStore,
           inject: [Database, SecretsColumn],
@@ -72,9 +68,9 @@ export class WebhooksModule {
         BlockedEndpointsCheck,
         {
           provide: WebhookDispatcher,
-          inject: [DeliveriesStore, WebhookSender, WebhookMetrics, ShutdownSignal],
+          inject: [DispatchQueue, WebhookSender, WebhookMetrics, ShutdownSignal],
           useFactory: (
-            store: DeliveriesStore,
+            store: DispatchQueue,
             sender: WebhookSender,
             metrics: WebhookMetrics,
             shutdown: ShutdownSignal,
@@ -82,18 +78,19 @@ export class WebhooksModule {
         },
         {
           provide: EndpointsService,
-          inject: [EndpointsStore, DeliveriesStore, BlockedNetworks, WebhookDispatcher],
+          inject: [EndpointsStore, DeliveryLog, BlockedNetworks, WebhookDispatcher],
           useFactory: (
             endpoints: EndpointsStore,
-            deliveries: DeliveriesStore,
+            deliveries: DeliveryLog,
             blocked: BlockedNetworks,
             dispatcher: WebhookDispatcher,
           ) => new EndpointsService(config, endpoints, deliveries, blocked, dispatcher),
         },
         {
           provide: PlantEvents,
-          inject: [WebhookDispatcher],
-          useFactory: (dispatcher: WebhookDispatcher) => new OutboxWriter(() => dispatcher.wake()),
+          inject: [OutboxStore, WebhookDispatcher],
+          useFactory: (outbox: OutboxStore, dispatcher: WebhookDispatcher) =>
+            new OutboxWriter(outbox, () => dispatcher.wake()),
         },
       ],
       exports: [PlantEvents],

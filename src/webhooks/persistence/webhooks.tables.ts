@@ -1,4 +1,4 @@
-import { ColumnType, Generated } from 'kysely';
+import { ColumnType } from 'kysely';
 import { Int64Column } from '../../database/tables';
 
 /*
@@ -16,10 +16,15 @@ import { Int64Column } from '../../database/tables';
  * integers as safe integers) and as a number on PostgreSQL.
  */
 
-/** A time: Unix ms on SQLite, `timestamptz` on PostgreSQL. Written as ms on SQLite, as an SQL expression (the server's clock) on PostgreSQL. */
-export type TimeColumn = ColumnType<bigint | Date, number | undefined, number>;
+/**
+ * A time: Unix ms on SQLite, `timestamptz` on PostgreSQL. The builder takes it as a number: ms on
+ * SQLite, or an SQL expression of the server's clock typed as one (`StoreClock`).
+ */
+export type TimeColumn = ColumnType<number | bigint | Date, number | undefined, number>;
 /** The same, where NULL is allowed. */
-export type NullableTimeColumn = ColumnType<bigint | Date | null, number | null | undefined, number | null>;
+export type NullableTimeColumn = ColumnType<number | bigint | Date | null, number | null | undefined, number | null>;
+/** A row id the store assigns (INTEGER PRIMARY KEY, BIGSERIAL): read exact as an `Int64Column` is, never written. */
+export type GeneratedInt64Column = ColumnType<bigint | string, undefined, never>;
 /** 0/1 on SQLite, a boolean on PostgreSQL. */
 export type FlagColumn = ColumnType<bigint | boolean, boolean | undefined, boolean>;
 /** An INTEGER: a bigint read from SQLite, a number from PostgreSQL; written as a number. */
@@ -67,7 +72,7 @@ export type DeliveryStatusColumn = ColumnType<
 >;
 
 export interface WebhookDeliveriesTable {
-  id: Generated<Int64Column>;
+  id: GeneratedInt64Column;
   message_id: string;
   endpoint_id: string;
   status: DeliveryStatusColumn;
@@ -81,7 +86,7 @@ export interface WebhookDeliveriesTable {
 }
 
 export interface WebhookAttemptsTable {
-  id: Generated<Int64Column>;
+  id: GeneratedInt64Column;
   delivery_id: Int64Column;
   at: TimeColumn;
   response_status: NullableSmallIntColumn;

@@ -5,7 +5,7 @@ import { parse } from 'lossless-json';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/paging/page-query.dto';
 import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
 import { NEW_PLANT_SERIALIZATION } from '../../../plants/dto/new-plant.serialization';
-import { AttemptRecord, DeliveryView } from '../../persistence/deliveries.store';
+import { AttemptRecord, DeliveryView } from '../../persistence/deliveries';
 import { IsRfc3339DateTime } from './rfc3339';
 
 const LIMIT_MESSAGE = `limit must be a decimal integer from 1 to ${MAX_PAGE_LIMIT}`;
