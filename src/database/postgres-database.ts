@@ -11,7 +11,7 @@ import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 import { Tables } from './tables';
-import { StatementResult, Transaction, TransactionHandles } from './transaction';
+import { StatementResult, Transaction } from './transaction';
 
 export interface PostgresOptions {
   url: string;
@@ -34,10 +34,6 @@ export class PostgresTransaction extends Transaction {
 
   execute<Row>(query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
     return this.database.executeOn(this.client, query);
-  }
-
-  withHandles<T>(handles: TransactionHandles<T>): T {
-    return handles.postgres(this.database, this.client);
   }
 }
 // pg's own wait for an answer runs this much longer than the server's statement_timeout, so the

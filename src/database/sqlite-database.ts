@@ -14,7 +14,7 @@ import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from '
 import { DialectChoices } from './sql-dialect';
 import { isBusy, sqliteFailure } from './sqlite-errors';
 import { Tables } from './tables';
-import { StatementResult, Transaction, TransactionHandles } from './transaction';
+import { StatementResult, Transaction } from './transaction';
 
 /**
  * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
@@ -34,10 +34,6 @@ export class SqliteTransaction extends Transaction {
 
   execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> {
     return runCompiled(this.connection, query);
-  }
-
-  withHandles<T>(handles: TransactionHandles<T>): T {
-    return handles.sqlite(this.connection);
   }
 }
 
@@ -279,11 +275,14 @@ export function runCompiled<Row>(connection: BetterSqlite3.Database, query: Comp
   return { rows: [], affectedRows: statement.run(...query.parameters).changes };
 }
 
-/** Runs `work` (synchronous SQLite), again after a pause off the event loop while the file is busy. */
-export async function retryWhileBusy<T>(work: () => T): Promise<T> {
+/**
+ * Runs `work` (synchronous SQLite, or one statement through `Database.execute`), again after a pause
+ * off the event loop while the file is busy. Errors that are not SQLite's "busy" pass at once.
+ */
+export async function retryWhileBusy<T>(work: () => T | Promise<T>): Promise<T> {
   for (let waited = 0; ; waited += BUSY_RETRY_MS) {
     try {
-      return work();
+      return await work();
     } catch (error) {
       if (!isBusy(error) || waited >= BUSY_WAIT_MS) throw error;
     }

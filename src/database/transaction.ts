@@ -1,18 +1,9 @@
-import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
-import { PoolClient } from 'pg';
-import { PostgresDatabase } from './postgres-database';
 
 /** What a statement did: the rows it returned (if any), and how many rows it changed. */
 export interface StatementResult<Row> {
   readonly rows: Row[];
   readonly affectedRows: number;
-}
-
-/** A store's own handles inside a transaction, for code not yet written with the query builder. */
-export interface TransactionHandles<T> {
-  sqlite(connection: BetterSqlite3.Database): T;
-  postgres(database: PostgresDatabase, client: PoolClient): T;
 }
 
 /**
@@ -27,10 +18,4 @@ export interface TransactionHandles<T> {
 export abstract class Transaction {
   /** Runs one compiled statement inside this transaction; driver errors are thrown as they are. */
   abstract execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> | Promise<StatementResult<Row>>;
-
-  /**
-   * The store's own handles, for statements not yet written with the query builder (the webhook
-   * stores' hand-written SQL, until they move to Kysely). New code uses `execute`.
-   */
-  abstract withHandles<T>(handles: TransactionHandles<T>): T;
 }

@@ -1,4 +1,4 @@
-import { AttemptRecord, AttemptResult, Failure } from './persistence/deliveries.store';
+import { AttemptRecord, AttemptResult, Failure } from './persistence/deliveries';
 import { nextRetryDelayMs } from './retry-schedule';
 import { Attempt } from './webhook.sender';
 

@@ -4,9 +4,8 @@ import { PlantEvents } from '../plants/plant-events';
 import { Plant } from '../plants/plant';
 import { newPlantPayload } from './new-plant.payload';
 import { traceCarrierOf } from '../platform/trace-context';
-import { NewMessage } from './persistence/deliveries.store';
-import { insertMessagesPostgres } from './persistence/postgres-deliveries.store';
-import { insertMessagesSqlite } from './persistence/sqlite-deliveries.store';
+import { NewMessage } from './persistence/deliveries';
+import { OutboxStore } from './persistence/outbox.store';
 
 export const PLANT_CREATED = 'plant.created';
 
@@ -17,7 +16,10 @@ export const PLANT_CREATED = 'plant.created';
  * for a plant that was not stored. After the commit it wakes the dispatcher.
  */
 export class OutboxWriter extends PlantEvents {
-  constructor(private readonly wake: () => void) {
+  constructor(
+    private readonly outbox: OutboxStore,
+    private readonly wake: () => void,
+  ) {
     super();
   }
 
@@ -37,16 +39,14 @@ export class OutboxWriter extends PlantEvents {
         // The committing request's trace, so the delivery joins it on whichever instance sends it.
         traceContext: traceCarrierOf(plant),
       }));
-    // The delivery stores' SQL is still written per store: the transaction hands over its handles.
-    // (Once they move to the query builder, this is `transaction.execute(…)` of their compiled queries.)
-    return transaction.withHandles<void | Promise<void>>({
-      sqlite: (connection) => {
-        if (insertMessagesSqlite(connection, messages) > 0) this.wrote.add(transaction);
-      },
-      postgres: (database, client) =>
-        insertMessagesPostgres(database, client, messages()).then((written) => {
-          if (written > 0) this.wrote.add(transaction);
-        }),
+    // On SQLite the store writes at once (the group commit's transaction is synchronous); on PostgreSQL it is a promise.
+    const written = this.outbox.write(transaction, messages);
+    if (typeof written === 'number') {
+      if (written > 0) this.wrote.add(transaction);
+      return;
+    }
+    return written.then((count) => {
+      if (count > 0) this.wrote.add(transaction);
     });
   }
 

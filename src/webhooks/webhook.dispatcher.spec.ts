@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { WebhookConfig } from '../config/app-config';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
-import { DeliveriesStore } from './persistence/deliveries.store';
+import { DispatchQueue } from './persistence/dispatch-queue';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
@@ -23,7 +23,7 @@ const CONFIG: WebhookConfig = {
 };
 
 /** A store with nothing to send and `batches` full batches of finished rows to prune, recording what happens. */
-function storeWith(batches: number, events: string[]): jest.Mocked<DeliveriesStore> {
+function storeWith(batches: number, events: string[]): jest.Mocked<DispatchQueue> {
   let left = batches;
   return {
     claim: jest.fn().mockResolvedValue([]),
@@ -33,7 +33,7 @@ function storeWith(batches: number, events: string[]): jest.Mocked<DeliveriesSto
       events.push('prune');
       return Promise.resolve(left-- > 0 ? 1000 : 3);
     }),
-  } as unknown as jest.Mocked<DeliveriesStore>;
+  } as unknown as jest.Mocked<DispatchQueue>;
 }
 
 describe('WebhookDispatcher', () => {

@@ -7,7 +7,8 @@ import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { hostOf, originAttributes } from '../logging/host-of';
 import { contextFromCarrier, inSpan } from '../platform/trace-context';
 import { attemptResult, THROTTLE_AFTER_SIGNALS } from './dispatch-policy';
-import { ClaimedDelivery, DeliveriesStore, Recorded, RecordedResult } from './persistence/deliveries.store';
+import { ClaimedDelivery, Recorded, RecordedResult } from './persistence/deliveries';
+import { DispatchQueue } from './persistence/dispatch-queue';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
 
@@ -46,7 +47,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
 
   constructor(
     private readonly config: WebhookConfig,
-    private readonly store: DeliveriesStore,
+    private readonly store: DispatchQueue,
     private readonly sender: WebhookSender,
     private readonly metrics: WebhookMetrics,
     /** Raised at SIGTERM: sends in flight are aborted and go back to pending; nothing more is claimed. */

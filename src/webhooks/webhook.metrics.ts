@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { SharedResult } from '../platform/shared-result';
-import { DeliveriesStore } from './persistence/deliveries.store';
+import { DispatchQueue } from './persistence/dispatch-queue';
 import { AttemptOutcome } from './webhook.sender';
 
 const BACKLOG_SHARED_MS = 1000;
@@ -14,7 +14,7 @@ export class WebhookMetrics {
   readonly latency: Histogram;
   readonly endpointsDisabled: Counter;
 
-  constructor(registry: Registry, store: DeliveriesStore) {
+  constructor(registry: Registry, store: DispatchQueue) {
     const registers = [registry];
     this.attempts = new Counter({
       name: 'plant_store_webhook_attempts_total',

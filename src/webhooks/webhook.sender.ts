@@ -6,7 +6,7 @@ import { WebhookConfig } from '../config/app-config';
 import { withoutUrl } from '../logging/host-of';
 import { BlockedAddressError, BlockedNetworks } from '../common/networks/blocked-networks';
 import { signingSecrets } from './endpoints/endpoint';
-import { ClaimedDelivery } from './persistence/deliveries.store';
+import { ClaimedDelivery } from './persistence/deliveries';
 import { retryAfterMs } from './retry-after';
 import { signature } from './webhook.signer';
 

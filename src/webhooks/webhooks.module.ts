@@ -1,7 +1,4 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { Database } from '../database/database';
-import { PostgresDatabase } from '../database/postgres-database';
-import { SqliteDatabase } from '../database/sqlite-database';
 import { PlantEvents } from '../plants/plant-events';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { ConfiguredBlockedNetworks, ConfiguredSecretsColumn } from './configured.providers';
@@ -11,7 +8,12 @@ import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
 import { OutboxWriter } from './outbox.writer';
-import { DeliveriesStore } from './persistence/deliveries.store';
+import { DeliveryLog } from './persistence/delivery-log';
+import { DispatchQueue } from './persistence/dispatch-queue';
+import { OutboxStore } from './persistence/outbox.store';
+import { SqlDeliveryLog } from './persistence/sql-delivery-log';
+import { SqlDispatchQueue } from './persistence/sql-dispatch-queue';
+import { SqlOutboxStore } from './persistence/sql-outbox.store';
 import { SecretsColumn } from './persistence/secrets-column';
 import { SqlEndpointsStore } from './persistence/sql-endpoints.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
@@ -42,18 +44,9 @@ export class WebhooksModule {
           provide: SecretsColumn,
           useClass: ConfiguredSecretsColumn,
         },
-        {
-          provide: DeliveriesStore,
-          inject: [Database, SecretsColumn],
-          useFactory: async (database: Database, secrets: SecretsColumn): Promise<DeliveriesStore> => {
-            if (database.kind === 'sqlite') {
-              const { SqliteDeliveriesStore } = await import('./persistence/sqlite-deliveries.store');
-              return new SqliteDeliveriesStore(database as SqliteDatabase, secrets);
-            }
-            const { PostgresDeliveriesStore } = await import('./persistence/postgres-deliveries.store');
-            return new PostgresDeliveriesStore(database as PostgresDatabase, secrets);
-          },
-        },
+        { provide: OutboxStore, useClass: SqlOutboxStore },
+        { provide: DispatchQueue, useClass: SqlDispatchQueue },
+        { provide: DeliveryLog, useClass: SqlDeliveryLog },
         {
           provide: EndpointsStore,
           useClass: SqlEndpointsStore,
@@ -66,8 +59,9 @@ export class WebhooksModule {
         EndpointsService,
         {
           provide: PlantEvents,
-          inject: [WebhookDispatcher],
-          useFactory: (dispatcher: WebhookDispatcher) => new OutboxWriter(() => dispatcher.wake()),
+          inject: [OutboxStore, WebhookDispatcher],
+          useFactory: (outbox: OutboxStore, dispatcher: WebhookDispatcher) =>
+            new OutboxWriter(outbox, () => dispatcher.wake()),
         },
       ],
       exports: [PlantEvents],

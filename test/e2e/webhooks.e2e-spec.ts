@@ -4,7 +4,7 @@ import { request } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
-import { DeliveriesStore } from '../../src/webhooks/persistence/deliveries.store';
+import { DispatchQueue } from '../../src/webhooks/persistence/dispatch-queue';
 import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
@@ -224,7 +224,7 @@ describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)',
 
   it('should read the outbox once for a flood of scrapes, not once per scrape', async () => {
     await startService();
-    const backlog = jest.spyOn(server.app.get(DeliveriesStore), 'backlog');
+    const backlog = jest.spyOn(server.app.get(DispatchQueue), 'backlog');
     await new Promise((resolve) => setTimeout(resolve, 1000)); // past what an earlier scrape left
     const scrapes = await Promise.all(Array.from({ length: 30 }, () => metric('plant_store_webhook_backlog')));
     expect(scrapes).toEqual(Array.from({ length: 30 }, () => 0));

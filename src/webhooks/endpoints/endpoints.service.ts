@@ -13,7 +13,8 @@ import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
 import { withoutStack } from '../../common/errors/without-stack';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
-import { DeliveriesStore, DeliveryPageQuery, DeliveryView } from '../persistence/deliveries.store';
+import { DeliveryPageQuery, DeliveryView } from '../persistence/deliveries';
+import { DeliveryLog } from '../persistence/delivery-log';
 import { SecretsKeyError } from '../persistence/secrets-cipher';
 import { WebhookDispatcher } from '../webhook.dispatcher';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
@@ -38,7 +39,7 @@ export class EndpointsService implements OnModuleInit {
   constructor(
     private readonly config: WebhookConfig,
     private readonly endpoints: EndpointsStore,
-    private readonly deliveries: DeliveriesStore,
+    private readonly deliveries: DeliveryLog,
     private readonly blocked: BlockedNetworks,
     private readonly dispatcher: WebhookDispatcher,
     private readonly ids: EndpointIds,

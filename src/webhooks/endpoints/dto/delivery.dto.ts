@@ -3,7 +3,7 @@ import { IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator'
 import { parse } from 'lossless-json';
 import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
 import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
-import { AttemptRecord, DeliveryView } from '../../persistence/deliveries.store';
+import { AttemptRecord, DeliveryView } from '../../persistence/deliveries';
 import { IsRfc3339DateTime } from './rfc3339';
 
 /** One try of a delivery. */

@@ -1,5 +1,9 @@
 import { SigningSecret } from '../endpoints/endpoint';
 
+/*
+ * What the webhook delivery ports (`OutboxStore`, `DispatchQueue`, `DeliveryLog`) take and give.
+ */
+
 /** An event to write into the outbox: one message, delivered to every endpoint enabled at commit. */
 export interface NewMessage {
   /** The `webhook-id` header: one per event, the same for every endpoint and on every attempt. */
@@ -111,56 +115,4 @@ export interface DeliveryPageQuery {
   readonly limit: number;
   /** The `seq` of the last delivery of the previous page: this page is older. */
   readonly after?: string;
-}
-
-/**
- * The outbox and the delivery log: messages, one delivery per message and endpoint, one attempt per
- * try. Rows are written by the plants' transaction (`OutboxWriter`); the dispatcher claims due
- * deliveries under a lease and records what became of them; the admin API reads them, resends and
- * recovers. Every method is one short transaction: nothing here waits on the network.
- */
-export abstract class DeliveriesStore {
-  /**
-   * Claims up to `limit` due deliveries that nobody holds, for `leaseMs`, oldest due first, of
-   * endpoints that are enabled and not paused, at most `endpointCap` in flight per endpoint across
-   * every instance, or the endpoint's own cap when the policy gave it one (a throttled endpoint's
-   * probe).
-   */
-  abstract claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
-
-  /**
-   * Records results in one transaction, each only while its lease is still this claim's (a slow
-   * instance never overwrites what the instance that took over recorded): the delivery, its attempt
-   * row, and its endpoint's health as `endpointChange` (the policy) makes it from the row's. An
-   * endpoint that answered 410 Gone, or had no success for `disableAfterMs` while failing, is
-   * disabled, and its pending deliveries become failed.
-   */
-  abstract record(
-    results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Recorded>;
-
-  /** Deletes up to `limit` finished deliveries (with their attempts) older than `olderThanMs`, then messages left with none. */
-  abstract prune(olderThanMs: number, limit: number): Promise<number>;
-
-  abstract backlog(): Promise<Backlog>;
-
-  /** Enabled endpoints in throttled state now (one probe at a time). */
-  abstract throttledEndpoints(): Promise<number>;
-
-  /** An endpoint's deliveries, newest first. */
-  abstract list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]>;
-
-  /** One delivery with every attempt, oldest first; undefined when there is none. */
-  abstract get(
-    endpointId: string,
-    webhookId: string,
-  ): Promise<(DeliveryView & { attemptLog: AttemptRecord[] }) | undefined>;
-
-  /** Makes a delivery pending with its next attempt now (same webhook-id); undefined when there is none. */
-  abstract resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined>;
-
-  /** Makes every failed delivery of the endpoint created in [sinceMs, untilMs) pending, due now; resolves with how many. */
-  abstract recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number>;
 }

@@ -1,0 +1,182 @@
+import { Injectable } from '@nestjs/common';
+import { CompiledQuery, Kysely, sql } from 'kysely';
+import { Database } from '../../database/database';
+import { retryWhileBusy } from '../../database/sqlite-database';
+import { StatementResult } from '../../database/transaction';
+import { Tables } from '../../database/tables';
+import { AttemptRecord, DeliveryPageQuery, DeliveryStatus, DeliveryView } from './deliveries';
+import { DeliveryLog } from './delivery-log';
+import { msOf, StoreClock, storeClock } from './store-clock';
+import './webhooks.tables';
+
+interface ViewRow {
+  seq: bigint | string;
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: bigint | number;
+  created_at_ms: bigint | number;
+  next_attempt_at_ms: bigint | number;
+  at_ms: bigint | number | null;
+  response_status: bigint | number | null;
+  error: string | null;
+  duration_ms: bigint | number | null;
+}
+
+/**
+ * The delivery log in whichever store `DatabaseModule` chose, written once: the admin API's reads,
+ * resends and recoveries, on the durable connection (they are answered to a client). Times through
+ * the store's clock (`StoreClock`). A write that finds the SQLite file locked by another process is
+ * tried again for a moment before it fails (`retryWhileBusy`; PostgreSQL's errors are never "busy").
+ */
+@Injectable()
+export class SqlDeliveryLog implements DeliveryLog {
+  private readonly clock: StoreClock;
+
+  constructor(
+    private readonly database: Database,
+    private readonly db: Kysely<Tables>,
+  ) {
+    this.clock = storeClock(database);
+  }
+
+  async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
+    const { status, after, limit } = query;
+    const { rows } = await this.database.execute(
+      'list webhook deliveries',
+      this.view()
+        .where('d.endpoint_id', '=', endpointId)
+        .$if(status !== undefined, (q) => q.where('d.status', '=', status!))
+        .$if(after !== undefined, (q) => q.where('d.id', '<', BigInt(after!)))
+        .orderBy('d.id', 'desc')
+        .limit(limit)
+        .compile(),
+    );
+    return rows.map(toView);
+  }
+
+  async get(
+    endpointId: string,
+    webhookId: string,
+  ): Promise<(DeliveryView & { attemptLog: AttemptRecord[] }) | undefined> {
+    const [row] = (await this.database.execute('read a webhook delivery', this.one(endpointId, webhookId))).rows;
+    if (row === undefined) return undefined;
+    const { rows: attempts } = await this.database.execute(
+      'read webhook attempts',
+      this.db
+        .selectFrom('webhook_attempts')
+        .select([this.clock.ms('at').as('at_ms'), 'response_status', 'error', 'duration_ms'])
+        .where('delivery_id', '=', BigInt(row.seq))
+        .orderBy('id')
+        .compile(),
+    );
+    return { ...toView(row), attemptLog: attempts.map(toAttempt) };
+  }
+
+  async resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined> {
+    const { affectedRows } = await this.write(
+      'resend a webhook delivery',
+      this.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', next_attempt_at: this.clock.now(), finished_at: null })
+        .where('endpoint_id', '=', endpointId)
+        .where('message_id', '=', webhookId)
+        .compile(),
+    );
+    if (affectedRows === 0) return undefined;
+    const [row] = (await this.database.execute('read a webhook delivery', this.one(endpointId, webhookId))).rows;
+    return row && toView(row);
+  }
+
+  async recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number> {
+    const { affectedRows } = await this.write(
+      'recover webhook deliveries',
+      this.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', next_attempt_at: this.clock.now(), finished_at: null })
+        .where('endpoint_id', '=', endpointId)
+        .where('status', '=', 'failed')
+        .where('created_at', '>=', this.clock.at(sinceMs))
+        .$if(untilMs !== undefined, (q) => q.where('created_at', '<', this.clock.at(untilMs!)))
+        .compile(),
+    );
+    return affectedRows;
+  }
+
+  /** Deliveries with their message and last attempt, as the log shows them. */
+  private view() {
+    const clock = this.clock;
+    return (
+      this.db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+        // Its last attempt: the newest of its rows.
+        .leftJoin('webhook_attempts as a', (join) =>
+          join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
+        )
+        .select([
+          'd.id as seq',
+          'd.message_id',
+          'd.endpoint_id',
+          'm.event_type',
+          'm.payload',
+          'd.status',
+          'd.attempts',
+          clock.ms('d.created_at').as('created_at_ms'),
+          clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
+          sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
+          'a.response_status',
+          'a.error',
+          'a.duration_ms',
+        ])
+    );
+  }
+
+  private one(endpointId: string, webhookId: string): CompiledQuery<ViewRow> {
+    return this.view().where('d.endpoint_id', '=', endpointId).where('d.message_id', '=', webhookId).compile();
+  }
+
+  private write<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    return retryWhileBusy(() => this.database.execute(action, query));
+  }
+}
+
+function toAttempt(row: {
+  at_ms: bigint | number;
+  response_status: bigint | number | null;
+  error: string | null;
+  duration_ms: bigint | number;
+}): AttemptRecord {
+  return {
+    atMs: msOf(row.at_ms),
+    ...(row.response_status === null ? {} : { responseStatus: Number(row.response_status) }),
+    ...(row.error === null ? {} : { error: row.error }),
+    durationMs: Number(row.duration_ms),
+  };
+}
+
+function toView(row: ViewRow): DeliveryView {
+  return {
+    seq: row.seq.toString(),
+    id: row.message_id,
+    endpointId: row.endpoint_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    status: row.status,
+    attempts: Number(row.attempts),
+    createdAtMs: msOf(row.created_at_ms),
+    ...(row.status === 'pending' ? { nextAttemptAtMs: msOf(row.next_attempt_at_ms) } : {}),
+    ...(row.at_ms === null
+      ? {}
+      : {
+          lastAttempt: toAttempt({
+            at_ms: row.at_ms,
+            response_status: row.response_status,
+            error: row.error,
+            duration_ms: row.duration_ms!,
+          }),
+        }),
+  };
+}

@@ -1,0 +1,819 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Injectable } from '@nestjs/common';
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, Kysely, sql } from 'kysely';
+import { PoolClient } from 'pg';
+import { Database } from '../../database/database';
+import { PostgresDatabase, TransactionOptions } from '../../database/postgres-database';
+import { prepareQuery } from '../../database/prepared-query';
+import { runCompiled, SqliteDatabase } from '../../database/sqlite-database';
+import { sqliteFailure } from '../../database/sqlite-errors';
+import { StatementResult } from '../../database/transaction';
+import { Tables } from '../../database/tables';
+import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
+import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
+import { DispatchQueue } from './dispatch-queue';
+import { SecretsColumn } from './secrets-column';
+import { msOf, StoreClock, storeClock } from './store-clock';
+import './webhooks.tables';
+
+/** How each store claims and records: the one place where the dialects' queue differs (see the class). */
+interface DialectQueue {
+  claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
+  record(
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Recorded>;
+  /** One statement of the queue's bookkeeping, on the store's connection for it, failures as the port's errors. */
+  run<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>>;
+}
+
+/**
+ * The clock of SQLite's leases: the wall clock when this process started, then the monotonic clock.
+ * A wall clock set forward (NTP, an operator) would expire every lease at once, and the dispatcher
+ * would claim again what it is sending.
+ */
+function leaseClock(): number {
+  return Math.floor(performance.timeOrigin + performance.now());
+}
+
+/**
+ * Claims and results commit without waiting for PostgreSQL's WAL flush (`synchronous_commit = off`):
+ * they are visible to every instance at once, and a crash can lose only the last moments of them,
+ * which sends those deliveries again with the same webhook-id (at least once, as always). The events
+ * themselves commit with the plants, durably.
+ */
+const ASYNCHRONOUS_COMMIT = ['SET LOCAL synchronous_commit TO off'];
+/** PostgreSQL's claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
+const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))"];
+
+/**
+ * The outbox's queue in whichever store `DatabaseModule` chose. Pruning, the backlog and the
+ * throttled gauge are written once. Claims and results differ where the stores do, each in its
+ * named methods:
+ *
+ * - SQLite (`claimSqlite`, `recordSqlite`): one synchronous `BEGIN IMMEDIATE` transaction each, on
+ *   the relaxed connection (`relaxedConnection`: not fsynced on its own, a lost claim or result only
+ *   means a resend), so nothing of this process comes between a read and the write it decides. Only
+ *   compiled statements run on that connection, never Kysely's driver. Times are Unix ms of this
+ *   instance; leases use the lease clock.
+ * - PostgreSQL (`claimPostgres`, `recordPostgres`): one statement per step, shared by every instance,
+ *   on the server's clock. A claim takes an advisory lock, so the per-endpoint cap is exact across
+ *   instances; a record batches its rows with `unnest`; both commit asynchronously.
+ *
+ * The per-endpoint cap is the dispatch policy's (`endpointChange` writes `in_flight_cap`): the claims
+ * only read it, NULL meaning the configured cap. Each claimed row carries a lease (`locked_until`,
+ * `lease_token`) that keeps it claimed, without a lock, while it is sent.
+ */
+@Injectable()
+export class SqlDispatchQueue implements DispatchQueue {
+  private readonly clock: StoreClock;
+  private readonly queue: DialectQueue;
+
+  constructor(
+    database: Database,
+    private readonly db: Kysely<Tables>,
+    private readonly secretsColumn: SecretsColumn,
+  ) {
+    this.clock = storeClock(database);
+    this.queue = database.choose({
+      sqlite: (store) => this.sqliteQueue(store),
+      postgres: (store) => this.postgresQueue(store),
+    });
+  }
+
+  claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
+    return this.queue.claim(limit, leaseMs, endpointCap);
+  }
+
+  record(
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Recorded> {
+    return this.queue.record(results, disableAfterMs, retryScheduleMs);
+  }
+
+  /**
+   * The finished rows older than the cutoff, then their attempts, then the rows themselves (only if
+   * still finished: a resend in between keeps its delivery), then messages left with none. Each
+   * step stands alone, so a crash between two leaves nothing that the next prune does not remove.
+   */
+  async prune(olderThanMs: number, limit: number): Promise<number> {
+    const cutoff = this.clock.fromNow(-olderThanMs);
+    const { rows } = await this.queue.run(
+      'prune webhook deliveries',
+      this.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('status', '<>', 'pending')
+        .where('finished_at', '<', cutoff)
+        .limit(limit)
+        .compile(),
+    );
+    let pruned = 0;
+    if (rows.length > 0) {
+      const ids = rows.map((row) => BigInt(row.id));
+      await this.queue.run(
+        'prune webhook attempts',
+        this.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).compile(),
+      );
+      const deleted = await this.queue.run(
+        'prune webhook deliveries',
+        this.db.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '<>', 'pending').compile(),
+      );
+      pruned += deleted.affectedRows;
+    }
+    const orphans = await this.queue.run(
+      'prune webhook messages',
+      this.db
+        .deleteFrom('webhook_messages')
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('webhook_messages as m')
+            .select('m.id')
+            .where('m.created_at', '<', cutoff)
+            .where((inner) =>
+              inner.not(
+                inner.exists(
+                  inner
+                    .selectFrom('webhook_deliveries as d')
+                    .select(sql.lit(1).as('one'))
+                    .whereRef('d.message_id', '=', 'm.id'),
+                ),
+              ),
+            )
+            .limit(limit),
+        )
+        .compile(),
+    );
+    return pruned + orphans.affectedRows;
+  }
+
+  async backlog(): Promise<Backlog> {
+    const { rows } = await this.queue.run(
+      'count pending webhook deliveries',
+      this.db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => [
+          eb.fn.countAll<number | bigint | string>().as('pending'),
+          sql<number | bigint | null>`${this.clock.ms(sql`min(created_at)`)}`.as('oldest'),
+        ])
+        .where('status', '=', 'pending')
+        .compile(),
+    );
+    const pending = Number(rows[0].pending);
+    const oldest = rows[0].oldest;
+    return oldest === null ? { pending } : { pending, oldestCreatedAtMs: msOf(oldest) };
+  }
+
+  async throttledEndpoints(): Promise<number> {
+    const { rows } = await this.queue.run(
+      'count throttled webhook endpoints',
+      this.db
+        .selectFrom('webhook_endpoints')
+        .select((eb) => eb.fn.countAll<number | bigint | string>().as('throttled'))
+        .where('throttled', '=', sql.lit(true))
+        .where('disabled', '=', sql.lit(false))
+        .compile(),
+    );
+    return Number(rows[0].throttled);
+  }
+
+  private claimed(
+    row: {
+      id: bigint | string;
+      message_id: string;
+      endpoint_id: string;
+      url: string;
+      secrets: string;
+      payload: string;
+      trace_context: string | null;
+      attempts: bigint | number;
+      created_at_ms: bigint | number;
+    },
+    leaseToken: string,
+  ): ClaimedDelivery {
+    return {
+      id: row.id.toString(),
+      webhookId: row.message_id,
+      endpointId: row.endpoint_id,
+      url: row.url,
+      secrets: this.secretsColumn.read(row.secrets),
+      payload: row.payload,
+      attempts: Number(row.attempts),
+      createdAtMs: msOf(row.created_at_ms),
+      leaseToken,
+      ...(row.trace_context === null ? {} : { traceContext: row.trace_context }),
+    };
+  }
+
+  // SQLite ------------------------------------------------------------------------------------
+
+  private sqliteQueue(store: SqliteDatabase): DialectQueue {
+    const statements = sqliteStatements(this.db);
+    /** Synchronously, on the relaxed connection (opened on first use), its failure as the port's. */
+    const onRelaxed = <T>(work: (connection: BetterSqlite3.Database) => T): T => {
+      try {
+        return work(store.relaxedConnection);
+      } catch (error) {
+        throw sqliteFailure('SQLite failed to read or update the webhook outbox', error);
+      }
+    };
+    return {
+      claim: async (limit, leaseMs, endpointCap) =>
+        onRelaxed((connection) =>
+          connection
+            .transaction(() => this.claimSqlite(connection, statements, limit, leaseMs, endpointCap))
+            .immediate(),
+        ),
+      record: async (results, disableAfterMs, retryScheduleMs) =>
+        onRelaxed((connection) =>
+          connection
+            .transaction(() => this.recordSqlite(connection, statements, results, disableAfterMs, retryScheduleMs))
+            .immediate(),
+        ),
+      run: async (_action, query) => onRelaxed((connection) => runCompiled(connection, query)),
+    };
+  }
+
+  /**
+   * SQLite's claim, inside its transaction: per enabled endpoint that is not paused, its room (its
+   * cap less what is leased now), then its due rows up to that room; the oldest due of all are leased.
+   */
+  private claimSqlite(
+    connection: BetterSqlite3.Database,
+    s: SqliteStatements,
+    limit: number,
+    leaseMs: number,
+    endpointCap: number,
+  ): ClaimedDelivery[] {
+    const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query).rows;
+    const token = randomUUID();
+    const now = Date.now();
+    const leaseNow = leaseClock();
+    const picked: { row: SqliteDueRow; endpoint: SqliteCandidate }[] = [];
+    for (const endpoint of run(s.candidates({ now }))) {
+      // Its cap across instances: the one the dispatch policy gave it (a throttled endpoint's probe), or the configured one.
+      const cap = endpoint.in_flight_cap === null ? endpointCap : Number(endpoint.in_flight_cap);
+      const room = cap - Number(run(s.leased({ endpointId: endpoint.id, leaseNow }))[0].leased);
+      if (room <= 0) continue;
+      for (const row of run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }))) {
+        picked.push({ row, endpoint });
+      }
+    }
+    picked.sort((a, b) => Number(BigInt(a.row.next_attempt_at) - BigInt(b.row.next_attempt_at)));
+    return picked.slice(0, limit).map(({ row, endpoint }) => {
+      run(s.lease({ id: BigInt(row.id), until: leaseNow + leaseMs, token }));
+      return this.claimed({ ...row, endpoint_id: endpoint.id, url: endpoint.url, secrets: endpoint.secrets }, token);
+    });
+  }
+
+  /** SQLite's record, inside its transaction: each result on its own row, then each endpoint's health. */
+  private recordSqlite(
+    connection: BetterSqlite3.Database,
+    s: SqliteStatements,
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Recorded {
+    const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query);
+    const now = Date.now();
+    let recorded = 0;
+    const byEndpoint = new Map<string, RecordedResult['result'][]>();
+    for (const { delivery, result } of results) {
+      const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
+      const changed = run(
+        result.kind === 'succeeded'
+          ? s.finish({ ...key, status: 'succeeded', now })
+          : result.kind === 'retry'
+            ? s.retry({ ...key, next: now + result.delayMs })
+            : result.kind === 'failed'
+              ? s.finish({ ...key, status: 'failed', now })
+              : s.release(key),
+      ).affectedRows;
+      recorded += changed;
+      if (result.kind === 'released') continue;
+      if (changed === 1) {
+        const { atMs, responseStatus, error, durationMs } = result.attempt;
+        run(s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }));
+      }
+      const ofEndpoint = byEndpoint.get(delivery.endpointId);
+      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+      else ofEndpoint.push(result);
+    }
+    const disabled: Recorded['disabled'][number][] = [];
+    const throttled: EndpointRef[] = [];
+    const recovered: EndpointRef[] = [];
+    for (const [id, endpointResults] of byEndpoint) {
+      const [row] = run(s.health({ id })).rows;
+      if (row === undefined) continue; // deleted meanwhile
+      const before = {
+        signals: Number(row.signals),
+        throttled: Number(row.throttled) === 1,
+        backoffs: Number(row.backoffs),
+      };
+      const change = endpointChange(before, endpointResults, retryScheduleMs);
+      if (change === undefined) continue;
+      run(
+        s.setHealth({
+          id,
+          now,
+          signals: change.signals,
+          throttled: change.throttled ? 1 : 0,
+          backoffs: change.backoffs,
+          cap: change.inFlightCap,
+          failing: change.failing ? 1 : 0,
+          keepPause: change.pause === 'keep' ? 1 : 0,
+          pausedUntil: typeof change.pause === 'object' ? now + change.pause.ms : null,
+        }),
+      );
+      const [disabledNow] =
+        change.disable === undefined
+          ? change.failing
+            ? run(s.disable({ id, now, cutoff: now - disableAfterMs, reason: disabledReason(disableAfterMs) })).rows
+            : []
+          : run(s.disable({ id, now, cutoff: null, reason: change.disable })).rows;
+      if (disabledNow !== undefined) {
+        run(s.failPending({ id, now }));
+        disabled.push({ ...disabledNow, why: change.disable === undefined ? 'failing' : 'gone' });
+      } else if (change.throttled && !before.throttled) {
+        throttled.push({ id, url: row.url });
+      } else if (!change.throttled && before.throttled) {
+        recovered.push({ id, url: row.url });
+      }
+    }
+    return { recorded, disabled, throttled, recovered };
+  }
+
+  // PostgreSQL --------------------------------------------------------------------------------
+
+  private postgresQueue(store: PostgresDatabase): DialectQueue {
+    const statements = postgresStatements(this.db);
+    const inTransaction = async <T>(
+      action: string,
+      options: TransactionOptions,
+      work: (client: PoolClient) => Promise<T>,
+    ): Promise<T> => {
+      try {
+        return await store.transaction(work, options);
+      } catch (error) {
+        throw store.translate(error, action);
+      }
+    };
+    return {
+      claim: (limit, leaseMs, endpointCap) =>
+        inTransaction('claim webhook deliveries', { begin: CLAIM_BEGIN }, (client) =>
+          this.claimPostgres(store, client, statements, limit, leaseMs, endpointCap),
+        ),
+      record: (results, disableAfterMs, retryScheduleMs) =>
+        inTransaction('record webhook attempts', { begin: ASYNCHRONOUS_COMMIT }, (client) =>
+          this.recordPostgres(store, client, statements, results, disableAfterMs, retryScheduleMs),
+        ),
+      run: (action, query) => store.execute(action, query),
+    };
+  }
+
+  /**
+   * PostgreSQL's claim, in one statement under the claim's advisory lock: per enabled endpoint that
+   * is not paused, its due rows, as many as its room (LATERAL), oldest due first; then the oldest of all.
+   */
+  private async claimPostgres(
+    store: PostgresDatabase,
+    client: PoolClient,
+    s: PostgresStatements,
+    limit: number,
+    leaseMs: number,
+    endpointCap: number,
+  ): Promise<ClaimedDelivery[]> {
+    const token = randomUUID();
+    const { rows } = await store.executeOn(client, s.claim({ limit, leaseMs, token, endpointCap }));
+    return rows.map((row) => this.claimed(row, token));
+  }
+
+  /**
+   * PostgreSQL's record: the deliveries and their attempt rows in one `unnest` statement (each only
+   * while its lease is still this claim's), then the endpoints' health (`recordHealthPostgres`).
+   */
+  private async recordPostgres(
+    store: PostgresDatabase,
+    client: PoolClient,
+    s: PostgresStatements,
+    results: readonly RecordedResult[],
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Recorded> {
+    const byEndpoint = new Map<string, RecordedResult['result'][]>();
+    for (const { delivery, result } of results) {
+      if (result.kind === 'released') continue;
+      const ofEndpoint = byEndpoint.get(delivery.endpointId);
+      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+      else ofEndpoint.push(result);
+    }
+    const attempted = (result: RecordedResult['result']) => (result.kind === 'released' ? undefined : result.attempt);
+    const { rows } = await store.executeOn(
+      client,
+      s.record({
+        ids: results.map(({ delivery }) => delivery.id),
+        tokens: results.map(({ delivery }) => delivery.leaseToken),
+        statuses: results.map(({ result }) =>
+          result.kind === 'succeeded' ? 'succeeded' : result.kind === 'failed' ? 'failed' : 'pending',
+        ),
+        counted: results.map(({ result }) => (result.kind === 'released' ? 0 : 1)),
+        delays: results.map(({ result }) => (result.kind === 'retry' ? result.delayMs : null)),
+        ats: results.map(({ result }) => attempted(result)?.atMs ?? null),
+        responseStatuses: results.map(({ result }) => attempted(result)?.responseStatus ?? null),
+        errors: results.map(({ result }) => attempted(result)?.error ?? null),
+        durations: results.map(({ result }) => attempted(result)?.durationMs ?? null),
+      }),
+    );
+    const recorded: Recorded = { recorded: rows[0].recorded, disabled: [], throttled: [], recovered: [] };
+    const ids = [...byEndpoint.keys()].sort();
+    if (ids.length === 0) return recorded;
+    const health = await this.recordHealthPostgres(store, client, s, ids, byEndpoint, disableAfterMs, retryScheduleMs);
+    return { ...recorded, ...health };
+  }
+
+  /**
+   * The endpoints' health after their results: their rows locked in id order (so instances recording
+   * at once count every signal), the dispatch policy's change computed from them, and written back
+   * with the disabling it decided (410 Gone, or failing for `disableAfterMs`) in one `unnest` statement.
+   */
+  private async recordHealthPostgres(
+    store: PostgresDatabase,
+    client: PoolClient,
+    s: PostgresStatements,
+    ids: readonly string[],
+    byEndpoint: ReadonlyMap<string, readonly RecordedResult['result'][]>,
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): Promise<Omit<Recorded, 'recorded'>> {
+    const { rows } = await store.executeOn(client, s.health({ ids, disableAfterMs }));
+    const changes: { row: PostgresHealthRow; change: EndpointChange; disable: string | null }[] = [];
+    const outcome: { disabled: Recorded['disabled'][number][]; throttled: EndpointRef[]; recovered: EndpointRef[] } = {
+      disabled: [],
+      throttled: [],
+      recovered: [],
+    };
+    for (const row of rows) {
+      const change = endpointChange(row, byEndpoint.get(row.id) ?? [], retryScheduleMs);
+      if (change === undefined) continue;
+      const why = row.disabled
+        ? undefined
+        : change.disable !== undefined
+          ? 'gone'
+          : change.failing && row.overdue
+            ? 'failing'
+            : undefined;
+      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : null;
+      const unchanged =
+        row.at_rest &&
+        !change.failing &&
+        change.pause === 'clear' &&
+        change.inFlightCap === null &&
+        change.signals === row.signals &&
+        change.throttled === row.throttled &&
+        change.backoffs === row.backoffs;
+      if (!unchanged) changes.push({ row, change, disable });
+      const ref = { id: row.id, url: row.url };
+      if (why !== undefined) outcome.disabled.push({ ...ref, why });
+      else if (change.throttled && !row.throttled) outcome.throttled.push(ref);
+      else if (!change.throttled && row.throttled) outcome.recovered.push(ref);
+    }
+    if (changes.length === 0) return outcome;
+    await store.executeOn(
+      client,
+      s.setHealth({
+        ids: changes.map(({ row }) => row.id),
+        signals: changes.map(({ change }) => change.signals),
+        throttled: changes.map(({ change }) => change.throttled),
+        backoffs: changes.map(({ change }) => change.backoffs),
+        caps: changes.map(({ change }) => change.inFlightCap),
+        failing: changes.map(({ change }) => change.failing),
+        keepPause: changes.map(({ change }) => change.pause === 'keep'),
+        pauseMs: changes.map(({ change }) => (typeof change.pause === 'object' ? change.pause.ms : null)),
+        disable: changes.map(({ disable }) => disable),
+      }),
+    );
+    return outcome;
+  }
+}
+
+interface SqliteCandidate {
+  id: string;
+  url: string;
+  secrets: string;
+  in_flight_cap: bigint | number | null;
+}
+
+interface SqliteDueRow {
+  id: bigint | string;
+  message_id: string;
+  payload: string;
+  trace_context: string | null;
+  attempts: bigint | number;
+  created_at_ms: bigint | number;
+  next_attempt_at: bigint | number;
+}
+
+type SqliteStatements = ReturnType<typeof sqliteStatements>;
+
+/**
+ * SQLite's claim and record, one statement per row (their times are Unix ms values; leases on the
+ * lease clock). Compiled once each: they run for every claim and every result.
+ */
+function sqliteStatements(db: Kysely<Tables>) {
+  return {
+    candidates: prepareQuery<{ now: number }, SqliteCandidate>(({ now }) =>
+      db
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'url', 'secrets', 'in_flight_cap'])
+        .where('disabled', '=', sql.lit(false))
+        .where((eb) => eb.or([eb('paused_until', 'is', null), eb('paused_until', '<=', now)]))
+        .compile(),
+    ),
+    leased: prepareQuery<{ endpointId: string; leaseNow: number }, { leased: bigint | number }>(
+      ({ endpointId, leaseNow }) =>
+        db
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<bigint | number>().as('leased'))
+          .where('endpoint_id', '=', endpointId)
+          .where('locked_until', '>', leaseNow)
+          .compile(),
+    ),
+    due: prepareQuery<{ endpointId: string; now: number; leaseNow: number; limit: number }, SqliteDueRow>(
+      ({ endpointId, now, leaseNow, limit }) =>
+        db
+          .selectFrom('webhook_deliveries as d')
+          .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+          .select([
+            'd.id',
+            'd.message_id',
+            'm.payload',
+            'm.trace_context',
+            'd.attempts',
+            sql<bigint>`d.created_at`.as('created_at_ms'),
+            sql<bigint>`d.next_attempt_at`.as('next_attempt_at'),
+          ])
+          .where('d.endpoint_id', '=', endpointId)
+          .where('d.status', '=', sql.lit('pending'))
+          .where('d.next_attempt_at', '<=', now)
+          .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', leaseNow)]))
+          .orderBy('d.next_attempt_at')
+          .limit(limit)
+          .compile(),
+    ),
+    lease: prepareQuery<{ id: bigint; until: number; token: string }, never>(({ id, until, token }) =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({ locked_until: until, lease_token: token })
+        .where('id', '=', id)
+        .compile(),
+    ),
+    // The results, each only while the lease is still the one this claim took.
+    finish: prepareQuery<{ id: bigint; token: string; status: 'succeeded' | 'failed'; now: number }, never>(
+      ({ id, token, status, now }) =>
+        db
+          .updateTable('webhook_deliveries')
+          .set(() => ({
+            status,
+            attempts: sql<number>`attempts + 1`,
+            finished_at: now,
+            locked_until: sql.lit(null),
+            lease_token: sql.lit(null),
+          }))
+          .where('id', '=', id)
+          .where('lease_token', '=', token)
+          .compile(),
+    ),
+    retry: prepareQuery<{ id: bigint; token: string; next: number }, never>(({ id, token, next }) =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({
+          attempts: sql<number>`attempts + 1`,
+          next_attempt_at: next,
+          locked_until: sql.lit(null),
+          lease_token: sql.lit(null),
+        })
+        .where('id', '=', id)
+        .where('lease_token', '=', token)
+        .compile(),
+    ),
+    release: prepareQuery<{ id: bigint; token: string }, never>(({ id, token }) =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({ locked_until: sql.lit(null), lease_token: sql.lit(null) })
+        .where('id', '=', id)
+        .where('lease_token', '=', token)
+        .compile(),
+    ),
+    attempt: prepareQuery<
+      { id: bigint; at: number; status: number | null; error: string | null; durationMs: number },
+      never
+    >(({ id, at, status, error, durationMs }) =>
+      db
+        .insertInto('webhook_attempts')
+        .values({ delivery_id: id, at, response_status: status, error, duration_ms: durationMs })
+        .compile(),
+    ),
+    health: prepareQuery<
+      { id: string },
+      { url: string; signals: bigint | number; throttled: bigint | number; backoffs: bigint | number }
+    >(({ id }) =>
+      db
+        .selectFrom('webhook_endpoints')
+        .select(['url', 'signals', sql<bigint>`throttled`.as('throttled'), 'backoffs'])
+        .where('id', '=', id)
+        .compile(),
+    ),
+    // The endpoint's row as the dispatch policy decided it.
+    setHealth: prepareQuery<
+      {
+        id: string;
+        now: number;
+        signals: number;
+        throttled: number;
+        backoffs: number;
+        cap: number | null;
+        failing: number;
+        keepPause: number;
+        pausedUntil: number | null;
+      },
+      never
+    >(({ id, now, signals, throttled, backoffs, cap, failing, keepPause, pausedUntil }) =>
+      db
+        .updateTable('webhook_endpoints')
+        .set({
+          signals,
+          throttled: sql<boolean>`${throttled}`,
+          backoffs,
+          in_flight_cap: cap,
+          failures: sql<number>`CASE WHEN ${failing} = 1 THEN failures + 1 ELSE 0 END`,
+          failing_since: sql<number>`CASE WHEN ${failing} = 1 THEN coalesce(failing_since, ${now}) END`,
+          paused_until: sql<number>`CASE WHEN ${keepPause} = 1 THEN paused_until ELSE ${pausedUntil} END`,
+        })
+        .where('id', '=', id)
+        .compile(),
+    ),
+    // Disables it (unless it is already): at once (`cutoff` NULL, a 410), or when it has failed since `cutoff`.
+    disable: prepareQuery<{ id: string; now: number; cutoff: number | null; reason: string }, EndpointRef>(
+      ({ id, now, cutoff, reason }) =>
+        db
+          .updateTable('webhook_endpoints')
+          .set({ disabled: sql.lit(true), disabled_reason: reason, updated_at: now })
+          .where('id', '=', id)
+          .where('disabled', '=', sql.lit(false))
+          .where(sql<boolean>`(${cutoff} IS NULL OR (failing_since IS NOT NULL AND failing_since <= ${cutoff}))`)
+          .returning(['id', 'url'])
+          .compile(),
+    ),
+    failPending: prepareQuery<{ id: string; now: number }, never>(({ id, now }) =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({ status: sql.lit('failed'), finished_at: now, locked_until: sql.lit(null), lease_token: sql.lit(null) })
+        .where('endpoint_id', '=', id)
+        .where('status', '=', sql.lit('pending'))
+        .compile(),
+    ),
+  };
+}
+
+interface PostgresHealthRow {
+  id: string;
+  url: string;
+  signals: number;
+  throttled: boolean;
+  backoffs: number;
+  disabled: boolean;
+  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
+  overdue: boolean;
+  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
+  at_rest: boolean;
+}
+
+type PostgresStatements = ReturnType<typeof postgresStatements>;
+
+const ms = (column: string) => sql.raw(`(extract(epoch FROM ${column}) * 1000)::float8`);
+
+/**
+ * PostgreSQL's claim and record: a claim in one statement (LATERAL: each endpoint's room), results
+ * and health batched with `unnest`, all on the server's clock. Compiled once each.
+ */
+function postgresStatements(db: Kysely<Tables>) {
+  return {
+    claim: prepareQuery<
+      { limit: number; leaseMs: number; token: string; endpointCap: number },
+      {
+        id: string;
+        message_id: string;
+        endpoint_id: string;
+        url: string;
+        secrets: string;
+        payload: string;
+        trace_context: string | null;
+        attempts: number;
+        created_at_ms: number;
+      }
+    >(({ limit, leaseMs, token, endpointCap }) =>
+      sql<never>`WITH due AS (
+          SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
+          CROSS JOIN LATERAL (
+            SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+            WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
+              AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
+            ORDER BY d.next_attempt_at
+            LIMIT greatest(0, coalesce(e.in_flight_cap, ${endpointCap}::int)
+                              - (SELECT count(*) FROM webhook_deliveries l
+                                 WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))) c
+          WHERE NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= clock_timestamp())
+          ORDER BY c.next_attempt_at
+          LIMIT ${limit}::int)
+        UPDATE webhook_deliveries AS d
+        SET locked_until = clock_timestamp() + ${leaseMs}::float8 * interval '1 millisecond', lease_token = ${token}::uuid
+        FROM due, webhook_endpoints e, webhook_messages m
+        WHERE d.id = due.id AND e.id = d.endpoint_id AND m.id = d.message_id
+        RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
+                  ${ms('d.created_at')} AS created_at_ms`.compile(db),
+    ),
+    record: prepareQuery<
+      {
+        ids: string[];
+        tokens: string[];
+        statuses: string[];
+        counted: number[];
+        delays: (number | null)[];
+        ats: (number | null)[];
+        responseStatuses: (number | null)[];
+        errors: (string | null)[];
+        durations: (number | null)[];
+      },
+      { recorded: number }
+    >((r) =>
+      sql<never>`WITH r AS (
+          SELECT * FROM unnest(${r.ids}::bigint[], ${r.tokens}::uuid[], ${r.statuses}::text[], ${r.counted}::int[],
+                               ${r.delays}::float8[], ${r.ats}::float8[], ${r.responseStatuses}::int[],
+                               ${r.errors}::text[], ${r.durations}::int[])
+            AS r (id, token, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
+        updated AS (
+          UPDATE webhook_deliveries AS d
+          SET status = r.status,
+              attempts = d.attempts + r.counted,
+              next_attempt_at = CASE WHEN r.delay_ms IS NULL THEN d.next_attempt_at
+                                     ELSE clock_timestamp() + r.delay_ms * interval '1 millisecond' END,
+              finished_at = CASE WHEN r.status = 'pending' THEN NULL ELSE clock_timestamp() END,
+              locked_until = NULL,
+              lease_token = NULL
+          FROM r WHERE d.id = r.id AND d.lease_token = r.token
+          RETURNING d.id),
+        attempts AS (
+          INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
+          SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
+          FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
+        SELECT count(*)::int AS recorded FROM updated`.compile(db),
+    ),
+    health: prepareQuery<{ ids: readonly string[]; disableAfterMs: number }, PostgresHealthRow>(
+      ({ ids, disableAfterMs }) =>
+        sql<never>`SELECT id, url, signals, throttled, backoffs, disabled,
+                 coalesce(failing_since, clock_timestamp())
+                   <= clock_timestamp() - ${disableAfterMs}::float8 * interval '1 millisecond' AS overdue,
+                 (failures = 0 AND failing_since IS NULL AND paused_until IS NULL AND in_flight_cap IS NULL) AS at_rest
+          FROM webhook_endpoints WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`.compile(db),
+    ),
+    setHealth: prepareQuery<
+      {
+        ids: string[];
+        signals: number[];
+        throttled: boolean[];
+        backoffs: number[];
+        caps: (number | null)[];
+        failing: boolean[];
+        keepPause: boolean[];
+        pauseMs: (number | null)[];
+        disable: (string | null)[];
+      },
+      never
+    >((h) =>
+      sql<never>`WITH h AS (
+          SELECT * FROM unnest(${h.ids}::text[], ${h.signals}::int[], ${h.throttled}::bool[], ${h.backoffs}::int[],
+                               ${h.caps}::int[], ${h.failing}::bool[], ${h.keepPause}::bool[], ${h.pauseMs}::float8[],
+                               ${h.disable}::text[])
+            AS h (id, signals, throttled, backoffs, cap, failing, keep_pause, pause_ms, disable)),
+        health AS (
+          UPDATE webhook_endpoints AS e
+          SET signals = h.signals, throttled = h.throttled, backoffs = h.backoffs, in_flight_cap = h.cap,
+              failures = CASE WHEN h.failing THEN e.failures + 1 ELSE 0 END,
+              failing_since = CASE WHEN h.failing THEN coalesce(e.failing_since, clock_timestamp()) END,
+              paused_until = CASE WHEN h.keep_pause THEN e.paused_until
+                                  ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END,
+              disabled = e.disabled OR h.disable IS NOT NULL,
+              disabled_reason = coalesce(h.disable, e.disabled_reason),
+              updated_at = CASE WHEN h.disable IS NULL THEN e.updated_at ELSE clock_timestamp() END
+          FROM h WHERE e.id = h.id)
+        UPDATE webhook_deliveries AS d
+        SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
+        FROM h WHERE d.endpoint_id = h.id AND h.disable IS NOT NULL AND d.status = 'pending'`.compile(db),
+    ),
+  };
+}

@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Database } from '../../src/database/database';
+import { PostgresDatabase, PostgresTransaction } from '../../src/database/postgres-database';
+import { SqliteDatabase, SqliteTransaction } from '../../src/database/sqlite-database';
+import { PLANTS_MIGRATIONS } from '../../src/plants/persistence/plants.migrations';
+import { Plant } from '../../src/plants/plant';
+import { EndpointIds } from '../../src/webhooks/endpoints/endpoint-ids';
+import { newSecret } from '../../src/webhooks/endpoints/endpoints.service';
+import { EndpointsStore } from '../../src/webhooks/endpoints/endpoints.store';
+import { OutboxWriter } from '../../src/webhooks/outbox.writer';
+import { DeliveryLog } from '../../src/webhooks/persistence/delivery-log';
+import { DispatchQueue } from '../../src/webhooks/persistence/dispatch-queue';
+import { OutboxStore } from '../../src/webhooks/persistence/outbox.store';
+import { SecretsCipher } from '../../src/webhooks/persistence/secrets-cipher';
+import { SecretsColumn } from '../../src/webhooks/persistence/secrets-column';
+import { SqlDeliveryLog } from '../../src/webhooks/persistence/sql-delivery-log';
+import { SqlDispatchQueue } from '../../src/webhooks/persistence/sql-dispatch-queue';
+import { SqlOutboxStore } from '../../src/webhooks/persistence/sql-outbox.store';
+import { SqlEndpointsStore } from '../../src/webhooks/persistence/sql-endpoints.store';
+import { WEBHOOK_MIGRATIONS } from '../../src/webhooks/webhooks.migrations';
+import { createTestSchema, TestSchema } from './postgres';
+
+const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];
+const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+const ids = new EndpointIds();
+const newEndpointId = () => ids.next();
+
+/** Endpoint secrets sealed under a test key; `configured` signs the config endpoints (WEBHOOK_SECRET). */
+export const secretsColumn = (configured: string[] = []) =>
+  new SecretsColumn(new SecretsCipher([SECRETS_KEY]), configured);
+
+/** The webhook feature's stores on one database, as `WebhooksModule` wires them. */
+export interface WebhookStores {
+  readonly endpoints: EndpointsStore;
+  readonly outbox: OutboxStore;
+  readonly queue: DispatchQueue;
+  readonly log: DeliveryLog;
+}
+
+export function webhookStores(database: Database, column = secretsColumn()): WebhookStores {
+  return {
+    endpoints: new SqlEndpointsStore(database, database.kysely, column),
+    outbox: new SqlOutboxStore(database, database.kysely),
+    queue: new SqlDispatchQueue(database, database.kysely, column),
+    log: new SqlDeliveryLog(database, database.kysely),
+  };
+}
+
+/**
+ * A fresh migrated store for each test (an SQLite file in a temporary folder, or a PostgreSQL schema
+ * of its own), its webhook stores, and the helpers every webhook persistence suite uses.
+ */
+export function useWebhookStores(postgres: boolean) {
+  const state = {} as WebhookStores & { database: Database };
+  let dir: string | undefined;
+  let schema: TestSchema | undefined;
+
+  beforeEach(async () => {
+    let database: Database;
+    if (postgres) {
+      schema = await createTestSchema();
+      const pg = new PostgresDatabase(
+        { url: schema.url, poolMax: 4, connectAttempts: 1, queryTimeoutMs: 10_000 },
+        MIGRATIONS,
+      );
+      await pg.onModuleInit();
+      database = pg;
+    } else {
+      dir = mkdtempSync(join(tmpdir(), 'plant-store-webhooks-'));
+      const sqlite = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
+      await sqlite.onModuleInit();
+      database = sqlite;
+    }
+    Object.assign(state, { database, ...webhookStores(database) });
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await (state.database as SqliteDatabase | PostgresDatabase | undefined)?.onApplicationShutdown();
+    await schema?.drop();
+    schema = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  /** Runs `work` in a transaction of the store, as the plants' group commit does (synchronous on SQLite). */
+  const inTransaction = async (work: (transaction: SqliteTransaction | PostgresTransaction) => unknown) => {
+    const { database } = state;
+    if (database instanceof SqliteDatabase) {
+      const connection = database.connection;
+      connection.transaction(() => void work(new SqliteTransaction(connection))).immediate();
+      return;
+    }
+    const pg = database as PostgresDatabase;
+    await pg.transaction(async (client) => void (await work(new PostgresTransaction(pg, client))));
+  };
+
+  return {
+    stores: state,
+    inTransaction,
+    /** Commits one event per name (the plants' ids from 2^53 + 1, exact), as the plants' transaction does. */
+    commit: async (...names: string[]) => {
+      const plants: Plant[] = names.map((name, i) => ({ id: 9007199254740993n + BigInt(i), name }));
+      const writer = new OutboxWriter(state.outbox, () => undefined);
+      await inTransaction((transaction) => writer.created(transaction, plants));
+    },
+    /** An endpoint (enabled unless said), by its id. */
+    endpoint: async (url: string, disabled = false) =>
+      (await state.endpoints.create({ id: newEndpointId(), url, description: '', disabled, secret: newSecret() }, 100))
+        .id,
+  };
+}
+
+export { MIGRATIONS as WEBHOOK_TEST_MIGRATIONS };
