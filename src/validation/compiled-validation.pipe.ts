@@ -80,17 +80,18 @@ export class CompiledValidationPipe extends ValidationPipe {
     const result = compiled?.(value as Record<string, unknown>);
     if (result === undefined) return super.transform(value, metadata);
     if (result.violations !== undefined) {
-      throw await this.exceptionFactory(
-        result.violations.map(({ property, value: invalid, constraint, message }) =>
-          Object.assign(new ValidationError(), {
-            ...(this.keepTarget ? { target: result.instance } : {}),
-            property,
-            ...(this.keepValue ? { value: invalid } : {}),
-            constraints: { [constraint]: message },
-            children: [],
-          }),
-        ),
-      );
+      const errors = result.violations.map(({ property, value: invalid, constraint, message }) => {
+        const error = new ValidationError();
+        if (this.keepTarget) error.target = result.instance;
+        error.property = property;
+        if (this.keepValue) error.value = invalid;
+        error.constraints = { [constraint]: message };
+        error.children = [];
+        return error;
+      });
+      // The stock pipe awaits the factory, which may be async; a synchronous one is not made to wait.
+      const exception: unknown = this.exceptionFactory(errors);
+      throw isThenable(exception) ? await exception : exception;
     }
     return result.instance;
   }

@@ -49,12 +49,14 @@ export class RequestValidationPipe extends CompiledValidationPipe {
  * is nested (`address.city must be a string`, `items.0.name must be a string`): class-validator
  * words a nested rule's message with the leaf's name alone.
  */
-function messagesOf(errors: ValidationError[], parentPath = ''): string[] {
-  return errors.flatMap((error) => {
-    const own = Object.values(error.constraints ?? {}).map((message) =>
-      parentPath === '' ? message : `${parentPath}.${message}`,
-    );
-    const path = parentPath === '' ? error.property : `${parentPath}.${error.property}`;
-    return [...own, ...messagesOf(error.children ?? [], path)];
-  });
+function messagesOf(errors: ValidationError[], parentPath = '', messages: string[] = []): string[] {
+  for (const error of errors) {
+    for (const message of Object.values(error.constraints ?? {})) {
+      messages.push(parentPath === '' ? message : `${parentPath}.${message}`);
+    }
+    if (error.children?.length) {
+      messagesOf(error.children, parentPath === '' ? error.property : `${parentPath}.${error.property}`, messages);
+    }
+  }
+  return messages;
 }
