@@ -5,9 +5,9 @@
 // for a fixed number of requests, then off. Counts user-space instructions of the whole service
 // process (not the kernel's work for its sockets and its fsyncs).
 //
-//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] name=path/to/dist ...
+//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] name=path/to/dist ...
 const { execFileSync, spawn } = require('node:child_process');
-const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
@@ -17,6 +17,8 @@ const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name
 const REQUESTS = Number(option('--requests', 1000));
 const WARMUP = Number(option('--warmup', 1500));
 const ONLY = option('--only', undefined);
+// --keep <folder>: keep each run's callgrind output there, for callgrind_annotate.
+const KEEP = option('--keep', undefined);
 const CONCURRENCY = 4;
 const BUILDS = args
   .filter((arg) => arg.includes('='))
@@ -122,6 +124,7 @@ async function measure(scenario, build) {
       child.once('exit', done);
       child.kill('SIGTERM');
     });
+    if (KEEP) copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.split(' ')[0]}.out`));
     const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
     return Number(totals[1]) / REQUESTS;
   } finally {
