@@ -149,5 +149,40 @@ describe('parseJsonBody', () => {
     it('should not count brackets inside strings', () => {
       expect(parse(`{"id":1,"name":"${'['.repeat(1000)}\\"{{"}`).id).toBe(1);
     });
+
+    it('should refuse a malformed body for its depth first, and otherwise for its syntax', () => {
+      expect(() => parse(`{"id":1,"x":${'['.repeat(100_000)}`)).toThrow(
+        new BadRequestException('Request body is nested deeper than 64 levels'),
+      );
+      expect(() => parse(`{"id":1,"x":"${'['.repeat(1000)}",`)).toThrow(/^Request body is not valid JSON: /);
+    });
+  });
+
+  // The parser is JSON.parse wherever JSON.parse reads every number exactly: a generated corpus of
+  // such bodies (nested values, repeated keys, escapes, unicode) holds it to JSON.parse's answer.
+  it('should answer as JSON.parse for bodies whose numbers JSON.parse reads exactly', () => {
+    let state = 20261125;
+    const random = () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+    const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)];
+    const scalar = (): string =>
+      pick([
+        () => String(Math.floor(random() * 1e15) * pick([1, -1])),
+        () => String(Math.round(random() * 1e6) / 100),
+        () => JSON.stringify(pick(['', 'a', 'é🌿', '\\"', '\u0000', 'x'.repeat(50)])),
+        () => pick(['true', 'false', 'null', '-0', '0.5', '1e5', '2.5E-3']),
+      ])();
+    const value = (depth: number): string => {
+      if (depth > 3 || random() < 0.5) return scalar();
+      const size = Math.floor(random() * 4);
+      if (random() < 0.5) return `[${Array.from({ length: size }, () => value(depth + 1)).join(',')}]`;
+      return `{${Array.from({ length: size }, () => `"${pick(['id', 'name', 'k', 'k'])}":${value(depth + 1)}`).join(',')}}`;
+    };
+    for (let index = 0; index < 2000; index++) {
+      const text = `{"name":${scalar()},"k":${value(1)},"k":${value(1)}}`;
+      expect({ text, value: parse(text) }).toEqual({ text, value: JSON.parse(text) as unknown });
+    }
   });
 });

@@ -1,20 +1,30 @@
-import { randomBytes } from 'node:crypto';
 import { BadRequestException } from '@nestjs/common';
-import { isSafeNumber } from 'lossless-json';
+import { isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { scan } from 'secure-json-parse';
-import { JsonShape, MAX_NUMBER_LENGTH, scanJson } from './json-shape';
 
-/** Deeper bodies are refused before they are parsed (CONTRACT: "Request bodies"). */
+/** Deeper bodies are refused (CONTRACT: "Request bodies"). */
 export const MAX_JSON_DEPTH = 64;
+/** An int64 has at most 20 characters; a longer literal (with a fraction or an exponent) is read as NaN, unparsed. */
+export const MAX_NUMBER_LENGTH = 40;
 // The parts of a JSON number: sign, integer digits, fraction digits, exponent. Anchored and without
 // nested repetition, so it is linear in the literal; it runs only on literals of MAX_NUMBER_LENGTH or less.
 const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
 // An integer is built only up to 20 digits (every int64 and just beyond): longer ones are out of any range.
 const MAX_INTEGER_DIGITS = 20;
-const MAY_HOLD_PROTOTYPE_KEY = /"(?:__proto__|constructor)"/;
-// Numbers JSON.parse could round are handed over as strings with this per-process prefix, then
-// replaced by their exact value; a client would have to guess 128 random bits to forge one.
-const NUMBER_MARK = `#number-${randomBytes(16).toString('hex')}:`;
+// Up to this many digits without an exponent, JSON.parse reads a number exactly (2^53 has 16 digits).
+const EXACT_DIGITS = 15;
+// The smallest normal double: below it, fewer digits are kept.
+const MIN_NORMAL = 2 ** -1022;
+// What `trim()` keeps (\s is the same set), found without copying the body.
+const NOT_BLANK = /\S/;
+// 2^53 has 16 digits: a number with fewer digits (a dot may sit among them) and no exponent is read
+// exactly by JSON.parse. A body with a longer digit run or an exponent anywhere (in a string too) is
+// read again by lossless-json, which hands each number literal over as it is written. Each
+// alternative reads at most 31 characters from where it starts: linear.
+const MAY_HOLD_INEXACT_NUMBER = /[0-9](?:\.?[0-9]){15}|[0-9][eE]/;
+// A key that could reach a prototype, also when spelled with escapes: then secure-json-parse's scan.
+const MAY_HOLD_PROTOTYPE_KEY = /"(?:__proto__|constructor)"|\\/;
+const DUPLICATE_KEY_KEEPS_THE_LAST = { onDuplicateKey: ({ newValue }: { newValue: unknown }) => newValue };
 
 /**
  * Parses an `application/json` body without losing integers beyond 2^53: those become bigint,
@@ -22,74 +32,102 @@ const NUMBER_MARK = `#number-${randomBytes(16).toString('hex')}:`;
  * becomes NaN, which no field accepts, rather than a rounded value that one would; so does any number
  * literal over MAX_NUMBER_LENGTH characters. `__proto__` and `constructor.prototype` keys are dropped,
  * like unknown fields, however they are spelled. Anything but a JSON object is a 400, and so is a body
- * nested deeper than MAX_JSON_DEPTH.
+ * nested deeper than MAX_JSON_DEPTH. The last of repeated keys wins.
  *
- * Linear in the body whatever it holds: one pass finds the structure (`scanJson`), then JSON.parse,
- * which keeps the last of repeated keys; the rare long numbers are replaced by marks before it runs.
+ * The stock parsers, linear whatever the body holds: JSON.parse (which judges the syntax, and
+ * reads every body whose numbers it reads exactly), then for a body that may hold a number JSON.parse
+ * rounds, lossless-json, with each literal read exactly here (`parseNumber`); secure-json-parse's
+ * scan drops the prototype keys.
  */
 export function parseJsonBody(raw: Buffer): object | undefined {
   const text = raw.toString('utf8');
-  const shape = scanJson(text, MAX_JSON_DEPTH);
   // No body (a DELETE sent with a JSON content type and nothing else, say): the route decides; a
   // route that needs one refuses it in RequestValidationPipe, with the same message as for no body at all.
-  if (shape.blank) return undefined;
-  if (shape.tooDeep) throw new BadRequestException(`Request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
-  const value = shape.numbers.length === 0 ? parseText(text) : parseMarked(text, shape);
+  if (!NOT_BLANK.test(text)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // A malformed body is refused for its depth first, as a well-formed one is (1 MiB of `[` is both).
+    if (opensDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
+    throw new BadRequestException(`Request body is not valid JSON: ${(error as Error).message}`);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new BadRequestException('Request body must be a JSON object');
   }
-  if (shape.escapes || MAY_HOLD_PROTOTYPE_KEY.test(text)) {
-    scan(value, { protoAction: 'remove', constructorAction: 'remove' });
-  }
-  // JSON.parse makes every key an own property; a body that has another prototype came from elsewhere.
-  if (Object.getPrototypeOf(value) !== Object.prototype)
-    throw new BadRequestException('Request body is not valid JSON');
-  return value;
+  if (isDeeperThan(value, MAX_JSON_DEPTH)) throw tooDeep();
+  // Within the depth limit, so lossless-json's recursion is bounded too.
+  if (MAY_HOLD_INEXACT_NUMBER.test(text))
+    value = parseLossless(text, undefined, { parseNumber, ...DUPLICATE_KEY_KEEPS_THE_LAST });
+  if (MAY_HOLD_PROTOTYPE_KEY.test(text)) scan(value as object, { protoAction: 'remove', constructorAction: 'remove' });
+  return value as object;
 }
 
-function parseText(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new BadRequestException(`Request body is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
-/** JSON.parse of the body with each number that needs care written as a marked string, then read exactly. */
-function parseMarked(text: string, shape: JsonShape): unknown {
-  const parts: string[] = [];
-  const exact: (number | bigint)[] = [];
-  let from = 0;
-  for (const [start, end] of shape.numbers) {
-    parts.push(text.slice(from, start), `"${NUMBER_MARK}${exact.length}"`);
-    exact.push(parseNumber(text.slice(start, end)));
-    from = end;
-  }
-  parts.push(text.slice(from));
-  try {
-    return JSON.parse(parts.join(''), (_key, value: unknown) =>
-      typeof value === 'string' && value.startsWith(NUMBER_MARK)
-        ? exact[Number(value.slice(NUMBER_MARK.length))]
-        : value,
-    );
-  } catch (error) {
-    // The marks moved the positions: the message of the body as it came names the right place.
-    parseText(text);
-    throw new BadRequestException(`Request body is not valid JSON: ${(error as Error).message}`);
-  }
+function tooDeep(): BadRequestException {
+  return new BadRequestException(`Request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
 }
 
 /**
- * A number literal (valid JSON, checked by the scan). An integer (its exact value, however it is
+ * Whether a text JSON.parse refused opens objects and arrays deeper than `limit` somewhere, outside
+ * strings: one pass, only on the error path.
+ */
+function opensDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '[' || c === '{') {
+      if (++depth > limit) return true;
+    } else if (c === ']' || c === '}') {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** Whether objects and arrays nest deeper than `limit` (the body itself is level 1); no recursion. */
+function isDeeperThan(root: object, limit: number): boolean {
+  const pending: [unknown, number][] = [[root, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value))
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * A number literal as lossless-json hands it over (valid JSON: JSON.parse has read the body). An integer (its exact value, however it is
  * written: `12`, `1.2e1`, `12.0`, `-0`) is a number when it is safe, a bigint beyond; a non-integer
  * is a number when a double holds it exactly; NaN otherwise.
  */
 function parseNumber(literal: string): number | bigint {
   if (literal.length > MAX_NUMBER_LENGTH) return Number.NaN;
+  if (readExactly(literal)) return Number(literal);
   const integer = integerValue(literal);
   if (integer === undefined) return isSafeNumber(literal) ? Number(literal) : Number.NaN;
   if (typeof integer === 'number') return integer;
   return Number.isSafeInteger(Number(integer)) ? Number(integer) : integer;
+}
+
+/**
+ * Whether JSON.parse reads the literal as its value: 15 digits or fewer, and no exponent that takes
+ * the value beyond 2^53 or below the normal doubles. Such a literal keeps JSON.parse's value whichever
+ * parser reads the body (-0 stays -0).
+ */
+function readExactly(literal: string): boolean {
+  const exponentAt = literal.search(/[eE]/);
+  const mantissa = exponentAt < 0 ? literal : literal.slice(0, exponentAt);
+  let digits = 0;
+  for (let i = 0; i < mantissa.length; i++)
+    if (mantissa.charCodeAt(i) >= 0x30 && mantissa.charCodeAt(i) <= 0x39) digits++;
+  if (digits > EXACT_DIGITS) return false;
+  if (exponentAt < 0) return true;
+  const magnitude = Math.abs(Number(literal));
+  return magnitude <= Number.MAX_SAFE_INTEGER && magnitude >= MIN_NORMAL;
 }
 
 /** The exact integer a literal spells, `undefined` when it is not one, NaN when it has too many digits. */

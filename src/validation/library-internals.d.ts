@@ -1,5 +1,5 @@
-// Modules of class-transformer and class-validator that compileValidation uses: their types are
-// published, their paths are not. Both libraries are pinned exactly; compiled-validation.spec.ts
+// Modules of class-transformer and class-validator that CompiledValidationPipe uses: their types are
+// published, their paths are not. Both libraries are pinned exactly; compiled-validation.pipe.spec.ts
 // is what says an upgrade still gives the same answers.
 declare module 'class-transformer/cjs/storage' {
   import { MetadataStorage } from 'class-transformer/types/MetadataStorage';

@@ -1,20 +1,16 @@
-import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, ValidationError } from '@nestjs/common';
 import { withoutStack } from '../common/errors/without-stack';
-import { CompiledValidation, compileValidation } from './compiled-validation';
+import { CompiledValidationPipe } from './compiled-validation.pipe';
 import { isOptionalBody } from './optional-body.decorator';
 
 /**
  * The global `ValidationPipe`: unknown properties are dropped (not refused), nothing is coerced,
  * each field reports its first violation, and all of them are joined into one readable message.
  *
- * A flat JSON body (what the body parser hands over) is checked by the DTO's rules compiled into
- * one function (`compileValidation`): the same rules and messages, without the generic machinery
- * of class-transformer, class-validator and the stock pipe, which took about an eighth of the CPU of a
- * request. Any other value, or a DTO beyond what the compiler knows, goes through the stock pipe.
+ * It is Nest's `ValidationPipe` with the DTO's rules compiled (`CompiledValidationPipe`): the same
+ * answers, for a fraction of the CPU.
  */
-export class RequestValidationPipe extends ValidationPipe {
-  private readonly compiled = new Map<Type<unknown>, CompiledValidation | undefined>();
-
+export class RequestValidationPipe extends CompiledValidationPipe {
   constructor() {
     super({
       whitelist: true,
@@ -36,13 +32,7 @@ export class RequestValidationPipe extends ValidationPipe {
       }
       value = {};
     }
-    const compiled = metadata.metatype && this.toValidate(metadata) ? this.compiledFor(metadata.metatype) : undefined;
-    const result = compiled !== undefined && isFlatObject(value) ? compiled(value) : undefined;
-    if (result === undefined) return super.transform(value, metadata);
-    if ('messages' in result) {
-      throw withoutStack(() => new BadRequestException(result.messages.join('; ')));
-    }
-    return result.instance;
+    return super.transform(value, metadata);
   }
 
   /**
@@ -52,27 +42,6 @@ export class RequestValidationPipe extends ValidationPipe {
   protected override toValidate(metadata: ArgumentMetadata): boolean {
     return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
   }
-
-  private compiledFor(metatype: Type<unknown>): CompiledValidation | undefined {
-    if (!this.compiled.has(metatype)) this.compiled.set(metatype, compileValidation(metatype));
-    return this.compiled.get(metatype);
-  }
-}
-
-/**
- * A plain object whose values are all primitives, with no prototype keys. Fastify's query objects
- * have no prototype at all; a repeated query parameter is a list, so it takes the stock path.
- */
-function isFlatObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return false;
-  for (const key of Object.keys(value)) {
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
-    const field = (value as Record<string, unknown>)[key];
-    if (typeof field === 'object' && field !== null) return false;
-  }
-  return true;
 }
 
 /**
@@ -80,12 +49,14 @@ function isFlatObject(value: unknown): value is Record<string, unknown> {
  * is nested (`address.city must be a string`, `items.0.name must be a string`): class-validator
  * words a nested rule's message with the leaf's name alone.
  */
-function messagesOf(errors: ValidationError[], parentPath = ''): string[] {
-  return errors.flatMap((error) => {
-    const own = Object.values(error.constraints ?? {}).map((message) =>
-      parentPath === '' ? message : `${parentPath}.${message}`,
-    );
-    const path = parentPath === '' ? error.property : `${parentPath}.${error.property}`;
-    return [...own, ...messagesOf(error.children ?? [], path)];
-  });
+function messagesOf(errors: ValidationError[], parentPath = '', messages: string[] = []): string[] {
+  for (const error of errors) {
+    for (const message of Object.values(error.constraints ?? {})) {
+      messages.push(parentPath === '' ? message : `${parentPath}.${message}`);
+    }
+    if (error.children?.length) {
+      messagesOf(error.children, parentPath === '' ? error.property : `${parentPath}.${error.property}`, messages);
+    }
+  }
+  return messages;
 }

@@ -1,19 +1,128 @@
-import { Type } from '@nestjs/common';
+import { ArgumentMetadata, Type, ValidationPipe, ValidationPipeOptions } from '@nestjs/common';
 import { ClassTransformOptions, TransformationType, TransformFnParams } from 'class-transformer';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
-import { getMetadataStorage, ValidationArguments, ValidationTypes } from 'class-validator';
+import { getMetadataStorage, ValidationArguments, ValidationError, ValidationTypes } from 'class-validator';
 import { ValidationUtils } from 'class-validator/cjs/validation/ValidationUtils';
 import { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 
 /**
- * A DTO's rules as one function: the instance the pipe hands on, or the violation messages; or
- * undefined when a rule answered with a promise, which only the stock pipe awaits.
+ * A DTO's rules as one function: the instance the pipe hands on and, when it is invalid, its
+ * violations; or undefined when a rule answered with a promise, which only the stock pipe awaits.
  */
 export type CompiledValidation = (
   plain: Record<string, unknown>,
-) => { instance: object } | { messages: string[] } | undefined;
+) => { instance: object; violations?: Violation[] } | undefined;
+
+/** One property's first violation: the key class-validator files its message under, and the message. */
+export interface Violation {
+  property: string;
+  value: unknown;
+  constraint: string;
+  message: string;
+}
+
+/**
+ * The options whose effect the compiled path reproduces (beside them, only options that shape the
+ * exception, which the pipe's own `exceptionFactory` builds from the same `ValidationError`s). With any
+ * other option, or another value of these, every value takes the stock path.
+ */
+const COMPILED_OPTIONS: Partial<Record<keyof ValidationPipeOptions, (value: unknown) => boolean>> = {
+  whitelist: (value) => value === true,
+  forbidNonWhitelisted: (value) => !value,
+  transform: (value) => value === true,
+  stopAtFirstError: (value) => value === true,
+  transformOptions: (value) =>
+    value === undefined ||
+    Object.entries(value as object).every(([key, option]) => key === 'enableImplicitConversion' && !option),
+  forbidUnknownValues: () => true,
+  validationError: () => true,
+  exceptionFactory: () => true,
+  errorHttpStatusCode: () => true,
+  disableErrorMessages: () => true,
+  maxErrorMessagesLength: () => true,
+  validateCustomDecorators: () => true,
+  enableDebugMessages: () => true,
+};
+
+/**
+ * Nest's `ValidationPipe`, with a DTO's class-validator rules (and its class-transformer `@Transform`s)
+ * compiled into one function the first time the DTO is seen, so a flat JSON body or a query pays for
+ * its checks and nothing else: class-transformer, class-validator and the stock pipe's generic steps
+ * were most of a 400's CPU (bench/README.md). Same constructor, same options, same answers: the
+ * compiled function reads the metadata the DTO's decorators registered, calls the same constraint
+ * functions, builds the same messages and hands the same `ValidationError`s to the same
+ * `exceptionFactory`. Anything beyond what it knows (options other than whitelisting, stopping at
+ * the first error and no implicit conversion; nested DTOs, `each`, groups, async rules,
+ * `@Type`/`@Expose`/`@Exclude`; a value that is not a flat object) goes to the stock pipe.
+ * compiled-validation.pipe.spec.ts holds it to the stock pipe on generated corpora.
+ */
+export class CompiledValidationPipe extends ValidationPipe {
+  private readonly compiles: boolean;
+  private readonly compiled = new Map<Type<unknown>, CompiledValidation | undefined>();
+  private readonly keepTarget: boolean;
+  private readonly keepValue: boolean;
+
+  constructor(options: ValidationPipeOptions = {}) {
+    super(options);
+    this.compiles =
+      options.whitelist === true &&
+      options.transform === true &&
+      options.stopAtFirstError === true &&
+      Object.entries(options).every(
+        ([key, value]) => value === undefined || COMPILED_OPTIONS[key as keyof ValidationPipeOptions]?.(value) === true,
+      );
+    this.keepTarget = options.validationError?.target === true;
+    this.keepValue = options.validationError?.value !== false;
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const compiled = this.compiles && isFlatObject(value) ? this.compiledFor(metadata) : undefined;
+    const result = compiled?.(value as Record<string, unknown>);
+    if (result === undefined) return super.transform(value, metadata);
+    if (result.violations !== undefined) {
+      const errors = result.violations.map(({ property, value: invalid, constraint, message }) => {
+        const error = new ValidationError();
+        if (this.keepTarget) error.target = result.instance;
+        error.property = property;
+        if (this.keepValue) error.value = invalid;
+        error.constraints = { [constraint]: message };
+        error.children = [];
+        return error;
+      });
+      // The stock pipe awaits the factory, which may be async; a synchronous one is not made to wait.
+      const exception: unknown = this.exceptionFactory(errors);
+      throw isThenable(exception) ? await exception : exception;
+    }
+    return result.instance;
+  }
+
+  private compiledFor(metadata: ArgumentMetadata): CompiledValidation | undefined {
+    const { metatype } = metadata;
+    if (!metatype || !this.toValidate(metadata)) return undefined;
+    if (!this.compiled.has(metatype)) this.compiled.set(metatype, compileValidation(metatype));
+    return this.compiled.get(metatype);
+  }
+}
+
+/**
+ * A plain object whose values are all primitives, with no prototype keys. Fastify's query objects
+ * have no prototype at all; a repeated query parameter is a list, so it takes the stock path.
+ */
+function isFlatObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
+    const field = (value as Record<string, unknown>)[key];
+    if (typeof field === 'object' && field !== null) return false;
+  }
+  return true;
+}
 
 interface Check {
+  /** The key of the message in `ValidationError.constraints`, as class-validator names it. */
+  constraint: string;
   validate: (value: unknown, args: ValidationArguments) => boolean | Promise<boolean>;
   message: (args: ValidationArguments) => string;
   metadata: ValidationMetadata;
@@ -83,6 +192,7 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
         // is built once. Bounded, in case a constraint makes a new template per value.
         const built = new Map<string, string>();
         const check: Check = {
+          constraint: constraint.name || rule.type,
           metadata: rule,
           validate: (value, args) => instance.validate(value, args),
           message: (args) => {
@@ -124,13 +234,13 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
       }
       instance[name] = value;
     }
-    let messages: string[] | undefined;
+    let violations: Violation[] | undefined;
     for (const { name, conditions, checks } of plans) {
       const value = instance[name];
       if (!conditions.every((rule) => (rule.constraints[0] as (o: object, v: unknown) => boolean)(instance, value))) {
         continue;
       }
-      for (const { metadata, validate, message } of checks) {
+      for (const { constraint, metadata, validate, message } of checks) {
         if (metadata.validateIf && !metadata.validateIf(instance, value)) continue;
         const args: ValidationArguments = {
           targetName: metatype.name,
@@ -143,12 +253,12 @@ export function compileValidation(metatype: Type<unknown>): CompiledValidation |
         // A constraint not declared async may still answer with a promise: the stock pipe awaits it.
         if (isThenable(passed)) return undefined;
         if (!passed) {
-          (messages ??= []).push(message(args));
+          (violations ??= []).push({ property: name, value, constraint, message: message(args) });
           break;
         }
       }
     }
-    return messages ? { messages } : { instance };
+    return violations ? { instance, violations } : { instance };
   };
 }
 

@@ -1,4 +1,4 @@
-import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, HttpException, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import {
   IsString,
@@ -11,7 +11,7 @@ import {
 import { PageQueryDto } from '../common/paging/page-query.dto';
 import { INT64_MAX, INT64_MIN } from '../common/int64/is-int64.decorator';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
-import { compileValidation } from './compiled-validation';
+import { CompiledValidationPipe, compileValidation } from './compiled-validation.pipe';
 import { RequestValidationPipe } from './request-validation.pipe';
 
 const BODY: ArgumentMetadata = { type: 'body', metatype: NewPlantDto, data: '' };
@@ -92,7 +92,7 @@ function compiledOnly(metatype: new () => object): (body: unknown) => Promise<un
   return async (body) => {
     const result = compiled(body as Record<string, unknown>);
     if (result === undefined) throw new Error('the compiled path gave up');
-    if ('messages' in result) throw new Error(result.messages.join('; '));
+    if (result.violations) throw new Error(result.violations.map(({ message }) => message).join('; '));
     return result.instance;
   };
 }
@@ -113,7 +113,7 @@ function seeded(seed: number): () => number {
   };
 }
 
-describe('compileValidation', () => {
+describe('CompiledValidationPipe', () => {
   const pipe = new RequestValidationPipe();
   // The stock ValidationPipe with the same options, for the compiled path to be held to.
   const stockPipe = {
@@ -238,6 +238,72 @@ describe('compileValidation', () => {
       const expected = await outcome((b) => ValidationPipe.prototype.transform.call(pipe, b, metadata), body);
       expect(expected.message).toBe(`short "${value}" is longer than 3; counted has ${value.length} characters`);
       expect(await outcome((b) => pipe.transform(b, metadata), body)).toEqual(expected);
+    }
+  });
+
+  it('should answer as the stock ValidationPipe with the same options and its own exception factory', async () => {
+    const options = {
+      whitelist: true,
+      transform: true,
+      stopAtFirstError: true,
+      transformOptions: { enableImplicitConversion: false },
+    };
+    const ours = new CompiledValidationPipe(options);
+    const theirs = new ValidationPipe(options);
+    const stockTransform = jest.spyOn(ValidationPipe.prototype, 'transform');
+    const answer = async (pipe: ValidationPipe, body: Record<string, unknown>) => {
+      try {
+        const dto = await pipe.transform({ ...body }, BODY);
+        return { dto, type: (dto as object).constructor };
+      } catch (error) {
+        return { status: (error as HttpException).getStatus(), response: (error as HttpException).getResponse() };
+      }
+    };
+    try {
+      let compared = 0;
+      for (const body of bodies()) {
+        if (!isFlat(body)) continue;
+        stockTransform.mockClear();
+        const mine = await answer(ours, body);
+        // The compiled path answered: the only stock call is the reference pipe's own, below.
+        expect(stockTransform).not.toHaveBeenCalled();
+        expect({ body, ...mine }).toEqual({ body, ...(await answer(theirs, body)) });
+        compared += 1;
+      }
+      expect(compared).toBeGreaterThan(2000);
+    } finally {
+      stockTransform.mockRestore();
+    }
+  });
+
+  it('should leave every value to the stock pipe under options it does not reproduce', async () => {
+    const stockTransform = jest.spyOn(ValidationPipe.prototype, 'transform');
+    try {
+      for (const options of [
+        { whitelist: true, transform: true, stopAtFirstError: true, forbidNonWhitelisted: true },
+        { whitelist: true, transform: true },
+        {
+          whitelist: true,
+          transform: true,
+          stopAtFirstError: true,
+          transformOptions: { enableImplicitConversion: true },
+        },
+        { whitelist: true, transform: true, stopAtFirstError: true, groups: ['x'] },
+      ]) {
+        stockTransform.mockClear();
+        const outcomeOf = async (pipe: ValidationPipe): Promise<unknown> => {
+          try {
+            return (await pipe.transform({ id: 1, name: 'Monstera', other: 1 }, BODY)) as unknown;
+          } catch (error) {
+            return (error as HttpException).getResponse();
+          }
+        };
+        const mine = await outcomeOf(new CompiledValidationPipe(options));
+        expect(stockTransform).toHaveBeenCalledTimes(1);
+        expect(mine).toEqual(await outcomeOf(new ValidationPipe(options)));
+      }
+    } finally {
+      stockTransform.mockRestore();
     }
   });
 

@@ -1,0 +1,179 @@
+'use strict';
+// Instructions per request of several builds of the service, counted by valgrind's callgrind: the
+// same count whatever else the machine is doing, which a shared, loaded machine cannot give in
+// time. Each build runs under callgrind with instrumentation off; after a warm-up, it is turned on
+// for a fixed number of requests, then off. Counts user-space instructions of the whole service
+// process (not the kernel's work for its sockets and its fsyncs); the instructions of V8's compilers
+// in the window are reported apart, and the comparison is made without them.
+//
+//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] name=path/to/dist ...
+const { execFileSync, spawn } = require('node:child_process');
+const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const os = require('node:os');
+const { join, resolve } = require('node:path');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const REQUESTS = Number(option('--requests', 1000));
+const WARMUP = Number(option('--warmup', 1500));
+const ONLY = option('--only', undefined);
+// --keep <folder>: keep each run's callgrind output there, for callgrind_annotate.
+const KEEP = option('--keep', undefined);
+const CONCURRENCY = 4;
+const BUILDS = args
+  .filter((arg) => arg.includes('='))
+  .map((arg) => {
+    const [name, dir] = arg.split('=');
+    return { name, main: join(resolve(dir), 'main.js') };
+  });
+
+const TOKEN = 'bench-token-0123456789abcdef0123456789';
+const SCENARIOS = [
+  { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+  { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
+].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
+
+const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1', HOSTNAME: 'bench' };
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+function freePort() {
+  return new Promise((done) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`. */
+async function send(url, scenario, ids, count) {
+  const next = () => ids.next++;
+  const worker = async () => {
+    for (let sent = 0; sent < count / CONCURRENCY; sent++) {
+      const res = await fetch(`${url}/plants`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(scenario.body(next())),
+      });
+      await res.arrayBuffer();
+      if (res.status !== scenario.status) throw new Error(`${scenario.name}: ${res.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+/**
+ * Turns instrumentation on or off. vgdb names its shared files after the user and the host, read
+ * from the environment (USER, HOST: the service's listening address): both sides get VGDB_ENV.
+ */
+function callgrindControl(pid, state) {
+  const answer = execFileSync('callgrind_control', ['-i', state, String(pid)], { env: VGDB_ENV });
+  if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control -i ${state}: ${answer}`);
+}
+
+/**
+ * The instructions spent in V8's compilers (TurboFan, Maglev, Sparkplug), by function: a build whose
+ * code is still being optimised in the window pays them once, not per request, so they are reported
+ * apart from the rest (the steady-state cost).
+ */
+function jitInstructions(out) {
+  const listing = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', out], {
+    maxBuffer: 256 * 1024 * 1024,
+  }).toString();
+  let total = 0;
+  for (const line of listing.split('\n')) {
+    const match = /^\s*([0-9,]+) \(/.exec(line);
+    if (match && /v8::internal::(?:compiler|maglev|baseline)::/.test(line))
+      total += Number(match[1].replaceAll(',', ''));
+  }
+  return total;
+}
+
+async function measure(scenario, build) {
+  const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-callgrind-'));
+  const out = join(dir, 'callgrind.out');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      '--max-old-space-size=256',
+      build.main,
+    ],
+    {
+      env: {
+        ...VGDB_ENV,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        AUTH_TOKENS: TOKEN,
+        LOG_LEVEL: 'warn',
+        LOG_FORMAT: 'json',
+        NODE_ENV: 'production',
+        DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
+        DATA_DIR: dir,
+      },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    },
+  );
+  try {
+    for (let waited = 0; ; waited += 100) {
+      if (child.exitCode !== null) throw new Error(`${build.name} exited before answering`);
+      if (
+        await fetch(url).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      if (waited > 300000) throw new Error(`${build.name} did not answer`);
+      await sleep(100);
+    }
+    const ids = { next: 1000 };
+    await send(url, scenario, ids, WARMUP);
+    callgrindControl(child.pid, 'on');
+    await send(url, scenario, ids, REQUESTS);
+    callgrindControl(child.pid, 'off');
+    await new Promise((done) => {
+      child.once('exit', done);
+      child.kill('SIGTERM');
+    });
+    if (KEEP) copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.split(' ')[0]}.out`));
+    const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
+    return { all: Number(totals[1]) / REQUESTS, jit: jitInstructions(out) / REQUESTS };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  for (const scenario of SCENARIOS) {
+    const counts = {};
+    for (const build of BUILDS) {
+      const { all, jit } = await measure(scenario, build);
+      counts[build.name] = all - jit;
+      console.log(
+        `${scenario.name} ${build.name}: ${((all - jit) / 1000).toFixed(0)} k instructions/request ` +
+          `outside V8's compilers (${(all / 1000).toFixed(0)} k with them)`,
+      );
+    }
+    const [reference] = BUILDS;
+    for (const { name } of BUILDS.slice(1)) {
+      const delta = counts[name] - counts[reference.name];
+      console.log(
+        `  ${name} − ${reference.name}: ${(delta / 1000).toFixed(0)} k (${((100 * delta) / counts[reference.name]).toFixed(1)} % of ${reference.name})`,
+      );
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

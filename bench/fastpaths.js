@@ -1,0 +1,172 @@
+'use strict';
+// Service CPU time per request of several builds of the service, under the same autocannon load,
+// alternating the builds in every round (the order rotates each round). Made to decide whether a
+// hand-written fast path still pays: build a variant with it off, copy each build's `dist` to a
+// folder inside the repository (so `node_modules` resolves), and compare.
+//
+//   node bench/fastpaths.js [--rounds 6] [--duration 4] [--connections 32] [--only 400] name=path/to/dist ...
+//
+// CPU time is the sum of /proc/<pid>/task/*/schedstat (nanoseconds on a CPU, every thread of the
+// service process), read after the warm-up and at the end of the measured load, divided by the
+// requests answered in between. On a shared, loaded machine this is far steadier than req/s: the
+// process is charged for the work it does, not for the time it waits for a core.
+const { spawn } = require('node:child_process');
+const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const os = require('node:os');
+const { join, resolve } = require('node:path');
+const autocannon = require('autocannon');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const ROUNDS = Number(option('--rounds', 6));
+const DURATION = Number(option('--duration', 4));
+const CONNECTIONS = Number(option('--connections', 32));
+const ONLY = option('--only', undefined);
+const BUILDS = args
+  .filter((arg) => arg.includes('='))
+  .map((arg) => {
+    const [name, dir] = arg.split('=');
+    return { name, main: join(resolve(dir), 'main.js') };
+  });
+if (BUILDS.length < 2) throw new Error('give at least two builds: name=path/to/dist');
+
+const TOKEN = 'bench-token-0123456789abcdef0123456789';
+const SCENARIOS = [
+  { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+  { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
+].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
+
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+function freePort() {
+  return new Promise((done) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Nanoseconds the process has spent on a CPU so far, all its threads. */
+function cpuNs(pid) {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return total;
+}
+
+async function start(build, dir) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--max-old-space-size=256', build.main], {
+    env: {
+      PATH: process.env.PATH,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      AUTH_TOKENS: TOKEN,
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'production',
+      DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
+      DATA_DIR: dir,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let waited = 0; waited < 30000; waited += 10) {
+    if (child.exitCode !== null) throw new Error(`${build.name} exited before answering`);
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { child, url };
+    await sleep(10);
+  }
+  throw new Error(`${build.name} did not answer within 30 s`);
+}
+
+function stop({ child }) {
+  return new Promise((done) => {
+    if (child.exitCode !== null) return done();
+    child.once('exit', done);
+    child.kill('SIGTERM');
+  });
+}
+
+async function measure(scenario, build) {
+  const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fastpaths-'));
+  const server = await start(build, dir);
+  try {
+    let nextId = 1000;
+    const load = (duration) =>
+      autocannon({
+        url: `${server.url}/plants`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        duration,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) }],
+      });
+    await load(1);
+    const before = cpuNs(server.child.pid);
+    const result = await load(DURATION);
+    const cpu = cpuNs(server.child.pid) - before;
+    const answered = result.statusCodeStats[`${scenario.status}`]?.count ?? 0;
+    if (result.errors > 0 || Object.keys(result.statusCodeStats).some((s) => Number(s) !== scenario.status)) {
+      throw new Error(`${build.name} ${scenario.name}: statuses ${JSON.stringify(result.statusCodeStats)}`);
+    }
+    return { usPerRequest: cpu / 1000 / answered, rps: answered / DURATION, load1: os.loadavg()[0] };
+  } finally {
+    await stop(server);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const results = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const scenario of SCENARIOS) {
+      const order = BUILDS.map((_, i) => BUILDS[(i + round) % BUILDS.length]);
+      for (const build of order) {
+        const m = await measure(scenario, build);
+        ((results[scenario.name] ??= {})[build.name] ??= []).push(m);
+        console.log(
+          `round ${round + 1} ${scenario.name} ${build.name}: ${m.usPerRequest.toFixed(1)} µs CPU/request, ` +
+            `${m.rps.toFixed(0)} req/s, load ${m.load1.toFixed(2)}`,
+        );
+      }
+    }
+  }
+  const [reference] = BUILDS;
+  for (const [scenario, byBuild] of Object.entries(results)) {
+    console.log(`\n${scenario}`);
+    for (const { name } of BUILDS) {
+      const us = byBuild[name].map((m) => m.usPerRequest);
+      const paired = us.map((value, i) => value / byBuild[reference.name][i].usPerRequest);
+      console.log(
+        `  ${name}: median ${median(us).toFixed(1)} µs (${Math.min(...us).toFixed(1)}–${Math.max(...us).toFixed(1)}), ` +
+          `per-round ratio to ${reference.name} median ${median(paired).toFixed(3)} ` +
+          `(${Math.min(...paired).toFixed(3)}–${Math.max(...paired).toFixed(3)})`,
+      );
+    }
+  }
+  console.log(`\n${JSON.stringify(results)}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
