@@ -23,8 +23,8 @@ export class DatabaseModule {
         {
           provide: Database,
           inject: [AppConfig],
-          // Each driver is loaded only when chosen: `pg` alone holds about 1.5 MiB of heap that an
-          // SQLite instance never uses.
+          // The store is chosen here, once; features never ask which one it is. (Both drivers are
+          // loaded either way: the repositories' named dialect paths import their store's module.)
           useFactory: async (config: AppConfig): Promise<Database> => {
             switch (config.database.kind) {
               case 'sqlite': {

@@ -135,9 +135,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
           const claimed = await this.store.claim(free, this.leaseMs, this.config.endpointConcurrency);
           for (const delivery of claimed) this.track(this.deliver(delivery));
         }
-        await this.pruneWhenDue();
       } catch (error) {
         this.logger.warn(`Could not read the webhook outbox; trying again shortly: ${(error as Error).message}`);
+      }
+      try {
+        await this.pruneWhenDue();
+      } catch (error) {
+        this.logger.warn(
+          `Could not prune finished webhook deliveries; trying again later: ${(error as Error).message}`,
+        );
       }
       if (!this.running) break;
       if (this.inFlight.size > 0) {

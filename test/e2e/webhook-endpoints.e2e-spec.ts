@@ -135,6 +135,10 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
       { url: `http://127.0.0.1/${'x'.repeat(2048)}`, description: 'a URL of 2,066 characters' },
       'url must be at most 2048 characters',
     ],
+    [
+      { url: `http://127.0.0.1/${'é'.repeat(400)}`, description: '417 characters, 2,417 once percent-encoded' },
+      'url must be at most 2048 characters once normalised',
+    ],
     [{ url: 'http://169.254.169.254/latest/meta-data' }, BLOCKED],
     [{ url: 'http://0xa9fea9fe/latest/meta-data' }, BLOCKED],
     [{ url: 'http://[::ffff:169.254.169.254]/latest/meta-data' }, BLOCKED],

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { WebhookConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
-import { endpointUrlProblem, isSecret } from '../../config/webhook-config';
+import { endpointUrlProblem, isSecret, MAX_URL_LENGTH } from '../../config/webhook-config';
 import { withoutStack } from '../../common/errors/without-stack';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
@@ -181,7 +181,14 @@ export class EndpointsService implements OnModuleInit {
     if (problem !== undefined) {
       throw withoutStack(() => new BadRequestException(problem.startsWith('url ') ? problem : `url ${problem}`));
     }
-    return new URL(value).href;
+    const href = new URL(value).href;
+    // Normalising (percent-encoding, punycode) can lengthen it: the stored form is held to the limit too.
+    if (href.length > MAX_URL_LENGTH) {
+      throw withoutStack(
+        () => new BadRequestException(`url must be at most ${MAX_URL_LENGTH} characters once normalised`),
+      );
+    }
+    return href;
   }
 
   /** 404 when there is no such endpoint; 409 for a config endpoint, whose secret is WEBHOOK_SECRET. */

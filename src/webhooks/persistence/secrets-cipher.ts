@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SecretsKeyConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
@@ -58,11 +58,17 @@ export class SecretsCipher {
       }
     }
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Written whole under a name of its own, then linked into place: a second process starting at
+    // once never reads a half-written key, and the first link wins (EEXIST for the other).
+    const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
-      writeFileSync(file, `${randomBytes(SECRETS_KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-      chmodSync(file, 0o600); // whatever the umask
+      writeFileSync(draft, `${randomBytes(SECRETS_KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+      chmodSync(draft, 0o600); // whatever the umask
+      linkSync(draft, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(draft, { force: true });
     }
     return SecretsCipher.fromDataDir(dataDir);
   }

@@ -118,7 +118,13 @@ export class SqlDispatchQueue implements DispatchQueue {
       const ids = rows.map((row) => BigInt(row.id));
       await this.queue.run(
         'prune webhook attempts',
-        this.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).compile(),
+        // Only of deliveries still finished: one resent since the select keeps its attempt log.
+        this.db
+          .deleteFrom('webhook_attempts')
+          .where('delivery_id', 'in', (eb) =>
+            eb.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids).where('status', '<>', 'pending'),
+          )
+          .compile(),
       );
       const deleted = await this.queue.run(
         'prune webhook deliveries',
@@ -734,6 +740,10 @@ function postgresStatements(db: Kysely<Tables>) {
         SET locked_until = clock_timestamp() + ${leaseMs}::float8 * interval '1 millisecond', lease_token = ${token}::uuid
         FROM due, webhook_endpoints e, webhook_messages m
         WHERE d.id = due.id AND e.id = d.endpoint_id AND m.id = d.message_id
+          -- Checked again on the row as it is now: a record or a disable that committed while this
+          -- statement waited for the row must win (READ COMMITTED re-evaluates only this WHERE).
+          AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
+          AND NOT e.disabled
         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
                   ${ms('d.created_at')} AS created_at_ms`.compile(db),
     ),
