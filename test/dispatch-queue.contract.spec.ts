@@ -1,13 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
 import { attemptResult, GONE_REASON, THROTTLE_AFTER_SIGNALS } from '../src/webhooks/dispatch-policy';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { AttemptResult, ClaimedDelivery } from '../src/webhooks/persistence/deliveries';
-import { describeOnEachStore } from './support/postgres';
+import { SecretsCipher } from '../src/webhooks/persistence/secrets-cipher';
+import { SecretsColumn } from '../src/webhooks/persistence/secrets-column';
+import { eventually } from './support/eventually';
+import { describeOnEachStore, describePostgres } from './support/postgres';
 import { secretsColumn, useWebhookStores, WEBHOOK_TEST_MIGRATIONS, webhookStores } from './support/webhook-stores';
 
 const ids = new EndpointIds();
@@ -174,6 +179,89 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     expect(log!.attemptLog.map((a) => a.responseStatus)).toEqual([503, 200]);
     expect(log!.nextAttemptAtMs).toBeUndefined();
   });
+  it('should keep a delivery resent while it was out pending, on the schedule of the resend, its attempt counted', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a', 'b');
+    const [first, second] = await claimAll();
+    // Both answered; both resent before their results are recorded (a success, a retry a day away).
+    for (const delivery of [first, second]) {
+      expect(await stores.log.resend(id, delivery.webhookId)).toMatchObject({ status: 'pending' });
+    }
+    const later: AttemptResult = { kind: 'retry', delayMs: DAY_MS, attempt, failure: { meaning: 'event' } };
+    expect(
+      (
+        await stores.queue.record(
+          [
+            { delivery: first, result: ok },
+            { delivery: second, result: later },
+          ],
+          DAY_MS,
+          [0],
+        )
+      ).recorded,
+    ).toBe(2);
+    for (const delivery of [first, second]) {
+      expect(await stores.log.get(id, delivery.webhookId)).toMatchObject({ status: 'pending', attempts: 1 });
+    }
+    // Due at once, as the resend said, and recorded as usual when sent again.
+    const again = await claimAll();
+    expect(again.map((d) => [d.webhookId, d.attempts])).toEqual([
+      [first.webhookId, 1],
+      [second.webhookId, 1],
+    ]);
+    expect((await record(again, ok)).recorded).toBe(2);
+    const log = await stores.log.get(id, first.webhookId);
+    expect(log).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(log!.attemptLog.map((a) => a.responseStatus)).toEqual([200, 200]);
+  });
+  it("should leave an endpoint's health alone for results it did not record (their lease was no longer theirs)", async () => {
+    const id = await endpoint('http://127.0.0.1:1/taken-over');
+    await commit('a', 'b', 'c', 'd', 'e', 'f');
+    const claimed = await claimAll(THROTTLE_AFTER_SIGNALS);
+    expect(claimed).toHaveLength(THROTTLE_AFTER_SIGNALS);
+    // Five endpoint signals, every one under a lease another claim holds now: none counts.
+    const stale = claimed.map((d) => ({ ...d, leaseToken: '00000000-0000-4000-8000-000000000000' }));
+    expect(await record(stale, retry(503))).toEqual({ recorded: 0, disabled: [], throttled: [], recovered: [] });
+    expect(await record(stale, retry(410))).toEqual({ recorded: 0, disabled: [], throttled: [], recovered: [] });
+    expect(await stores.queue.throttledEndpoints()).toBe(0);
+    expect(await stores.endpoints.get(id)).toMatchObject({ disabled: false });
+    // The real results still count: the endpoint is at full speed, not paused.
+    await record(claimed, ok);
+    expect(await claimAll(THROTTLE_AFTER_SIGNALS)).toHaveLength(1);
+  });
+  it("should keep claiming for other endpoints when one endpoint's secrets open with no configured key", async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const healthy = await endpoint('http://127.0.0.1:1/ok');
+    // Sealed under a key this store does not have (one left out of WEBHOOK_SECRETS_KEY).
+    const lostKey = new SecretsColumn(new SecretsCipher([Buffer.alloc(32, 9).toString('base64')]), []);
+    const secret = newSecret();
+    const lost = (
+      await webhookStores(stores.database, lostKey).endpoints.create(
+        { id: newEndpointId(), url: 'http://127.0.0.1:1/lost', description: '', disabled: false, secret },
+        100,
+      )
+    ).id;
+    await commit('a', 'b');
+    expect((await claimAll()).map((d) => d.endpointId)).toEqual([healthy, healthy]);
+    await commit('c');
+    expect((await claimAll()).map((d) => d.endpointId)).toEqual([healthy]);
+    // Said once (its id, never a secret), not at every claim.
+    expect(logged).toHaveBeenCalledTimes(1);
+    expect(logged.mock.calls[0][0]).toContain(lost);
+    expect(JSON.stringify(logged.mock.calls)).not.toContain(secret.slice(6));
+    // Its deliveries stay pending, unleased, no attempt counted: a store with its key claims them at once.
+    expect((await stores.log.list(lost, { limit: 10 })).map((d) => [d.status, d.attempts])).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+      ['pending', 0],
+    ]);
+    const withKey = await webhookStores(stores.database, lostKey).queue.claim(100, LEASE_MS, 8);
+    expect(withKey.map((d) => [d.endpointId, d.attempts, d.secrets])).toEqual([
+      [lost, 0, [{ secret }]],
+      [lost, 0, [{ secret }]],
+      [lost, 0, [{ secret }]],
+    ]);
+  });
   it('should disable an endpoint that failed for the whole window, failing its pending deliveries', async () => {
     const id = await endpoint('http://127.0.0.1:1/dead');
     await commit('a', 'b');
@@ -235,6 +323,76 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     expect(claimed.map((d) => ({ endpointId: d.endpointId, secrets: d.secrets }))).toEqual([
       { endpointId: a.id, secrets: [{ secret: other }, { secret }] },
     ]);
+  });
+});
+
+/**
+ * PostgreSQL's row locks across instances: every transaction that writes an endpoint and its
+ * deliveries takes the endpoint first, so none of them aborts another in a deadlock (and a record
+ * aborted so would lose its batch of results).
+ */
+describePostgres('the PostgreSQL dispatch queue beside other instances', () => {
+  const { stores, commit, endpoint } = useWebhookStores(true);
+  const pg = () => stores.database as PostgresDatabase;
+  const failPending =
+    "UPDATE webhook_deliveries SET status = 'failed', finished_at = clock_timestamp(), " +
+    "locked_until = NULL, lease_token = NULL WHERE endpoint_id = $1 AND status = 'pending'";
+
+  /**
+   * Another instance's record that disables endpoint `id`, step by step: its endpoint row locked;
+   * then, once `operation` waits on that lock, its pending deliveries failed; then its commit.
+   * Resolves with what `operation` gave, and how many deliveries the disable failed.
+   */
+  const besideADisable = async <T>(id: string, operation: () => Promise<T>): Promise<{ result: T; failed: number }> => {
+    let done!: Promise<T>;
+    const failed = await pg().transaction(async (client) => {
+      await client.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id]);
+      const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+      done = operation();
+      done.catch(() => undefined); // awaited below
+      await eventually(async () => {
+        const waiting = await pg().query<{ n: number }>(
+          'see who waits',
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [pid],
+        );
+        return waiting.rows[0].n > 0;
+      });
+      return (await client.query(failPending, [id])).rowCount;
+    });
+    return { result: await done, failed: failed ?? 0 };
+  };
+
+  it('should record a result while another instance disables its endpoint, neither aborted', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a', 'b');
+    const [claimed] = await stores.queue.claim(1, LEASE_MS, 8);
+    const { result, failed } = await besideADisable(id, () =>
+      stores.queue.record([{ delivery: claimed, result: ok }], DAY_MS, [0]),
+    );
+    // The disable came first: it failed both, lease and all, so this result is not recorded.
+    expect(failed).toBe(2);
+    expect(result).toEqual({ recorded: 0, disabled: [], throttled: [], recovered: [] });
+    expect((await stores.log.list(id, { limit: 10 })).map((d) => d.status)).toEqual(['failed', 'failed']);
+  });
+  it('should delete an endpoint while another instance disables it, neither aborted', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('a', 'b');
+    const { result, failed } = await besideADisable(id, () => stores.endpoints.delete(id));
+    expect({ result, failed }).toEqual({ result: true, failed: 2 });
+    expect(await stores.queue.backlog()).toEqual({ pending: 0 });
+  });
+  it('should claim past the deliveries a disable holds, without waiting for it', async () => {
+    const held = await endpoint('http://127.0.0.1:1/held');
+    const other = await endpoint('http://127.0.0.1:1/other');
+    await commit('a');
+    await pg().transaction(async (client) => {
+      await client.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [held]);
+      await client.query(failPending, [held]);
+      // Before the disable commits: the claim takes the other endpoint's delivery, and waits on nothing.
+      expect((await stores.queue.claim(100, LEASE_MS, 8)).map((d) => d.endpointId)).toEqual([other]);
+    });
+    expect(await stores.queue.claim(100, LEASE_MS, 8)).toEqual([]);
   });
 });
 

@@ -87,6 +87,7 @@ function delivery(url: string): ClaimedDelivery {
     attempts: 0,
     createdAtMs: Date.now(),
     leaseToken: 'lease',
+    dueAt: '0',
   };
 }
 

@@ -32,6 +32,11 @@ export interface ClaimedDelivery {
   /** When the event was committed (Unix ms), for the commit-to-receipt latency. */
   readonly createdAtMs: number;
   readonly leaseToken: string;
+  /**
+   * Its `next_attempt_at` as claimed, in the store's own terms (opaque to everyone else): the record
+   * compares it, and keeps a delivery pending on the schedule a resend gave it while it was out.
+   */
+  readonly dueAt: string;
   /** The committing request's trace context, when it was traced: the delivery's span joins that trace. */
   readonly traceContext?: string;
 }

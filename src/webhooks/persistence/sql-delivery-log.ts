@@ -34,12 +34,15 @@ interface ViewRow {
 @Injectable()
 export class SqlDeliveryLog implements DeliveryLog {
   private readonly clock: StoreClock;
+  /** PostgreSQL locks rows; SQLite's writers take turns on the whole file. */
+  private readonly locksRows: boolean;
 
   constructor(
     private readonly database: Database,
     private readonly db: Kysely<Tables>,
   ) {
     this.clock = storeClock(database);
+    this.locksRows = database.choose({ sqlite: () => false, postgres: () => true });
   }
 
   async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
@@ -80,7 +83,14 @@ export class SqlDeliveryLog implements DeliveryLog {
       'resend a webhook delivery',
       this.db
         .updateTable('webhook_deliveries')
-        .set({ status: 'pending', next_attempt_at: this.clock.now(), finished_at: null })
+        .set({
+          status: 'pending',
+          // A delivery out on a send gets a schedule that differs from the one it was claimed with,
+          // even within one tick of the clock: its record sees the resend and keeps it pending.
+          next_attempt_at: sql<number>`CASE WHEN lease_token IS NULL THEN ${this.clock.now()}
+                                            ELSE ${this.clock.dueNowUnlike('next_attempt_at')} END`,
+          finished_at: null,
+        })
         .where('endpoint_id', '=', endpointId)
         .where('message_id', '=', webhookId)
         .compile(),
@@ -96,7 +106,15 @@ export class SqlDeliveryLog implements DeliveryLog {
       this.db
         .updateTable('webhook_deliveries')
         .set({ status: 'pending', next_attempt_at: this.clock.now(), finished_at: null })
-        .where('endpoint_id', '=', endpointId)
+        // Its endpoint's row locked before any delivery (PostgreSQL), the order of every transaction
+        // that writes both (the dispatcher's record, a delete): none waits on another in a circle.
+        .where('endpoint_id', '=', (eb) =>
+          eb
+            .selectFrom('webhook_endpoints')
+            .select('webhook_endpoints.id')
+            .where('webhook_endpoints.id', '=', endpointId)
+            .$if(this.locksRows, (q) => q.forUpdate()),
+        )
         .where('status', '=', 'failed')
         .where('created_at', '>=', this.clock.at(sinceMs))
         .$if(untilMs !== undefined, (q) => q.where('created_at', '<', this.clock.at(untilMs!)))

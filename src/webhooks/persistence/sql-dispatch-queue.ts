@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { PoolClient } from 'pg';
@@ -11,9 +11,11 @@ import { runCompiled, SqliteDatabase } from '../../database/sqlite-database';
 import { sqliteFailure } from '../../database/sqlite-errors';
 import { StatementResult } from '../../database/transaction';
 import { Tables } from '../../database/tables';
+import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
-import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
+import { Backlog, ClaimedDelivery, DeliveryStatus, EndpointRef, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './dispatch-queue';
+import { SecretsKeyError } from './secrets-cipher';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
@@ -46,6 +48,12 @@ function leaseClock(): number {
  * themselves commit with the plants, durably.
  */
 const ASYNCHRONOUS_COMMIT = ['SET LOCAL synchronous_commit TO off'];
+/**
+ * How long an endpoint whose stored secrets no configured key opens is left out of the claims, and
+ * so how often it is logged: its deliveries wait, pending and uncounted, and the others flow.
+ */
+const UNREADABLE_SECRETS_RETRY_MS = 60_000;
+
 /** PostgreSQL's claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
 const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))"];
 
@@ -69,8 +77,11 @@ const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hasht
  */
 @Injectable()
 export class SqlDispatchQueue implements DispatchQueue {
+  private readonly logger = new Logger('Webhooks');
   private readonly clock: StoreClock;
   private readonly queue: DialectQueue;
+  /** Endpoints whose stored secrets no configured key opens, and until when claims leave them out. */
+  private readonly unreadable = new Map<string, number>();
 
   constructor(
     database: Database,
@@ -199,7 +210,9 @@ export class SqlDispatchQueue implements DispatchQueue {
       trace_context: string | null;
       attempts: bigint | number;
       created_at_ms: bigint | number;
+      due_at: bigint | number | string;
     },
+    secrets: readonly SigningSecret[],
     leaseToken: string,
   ): ClaimedDelivery {
     return {
@@ -207,13 +220,44 @@ export class SqlDispatchQueue implements DispatchQueue {
       webhookId: row.message_id,
       endpointId: row.endpoint_id,
       url: row.url,
-      secrets: this.secretsColumn.read(row.secrets),
+      secrets,
       payload: row.payload,
       attempts: Number(row.attempts),
       createdAtMs: msOf(row.created_at_ms),
       leaseToken,
+      dueAt: row.due_at.toString(),
       ...(row.trace_context === null ? {} : { traceContext: row.trace_context }),
     };
+  }
+
+  /**
+   * The endpoint's secrets; undefined when no configured key opens them (a key left out of
+   * WEBHOOK_SECRETS_KEY, an altered row). Then the endpoint is left out of the claims for a while
+   * and said once (its id, never a secret): one such row must not stop every other endpoint.
+   */
+  private secretsOf(endpointId: string, column: string): readonly SigningSecret[] | undefined {
+    try {
+      const secrets = this.secretsColumn.read(column);
+      if (this.unreadable.size > 0) this.unreadable.delete(endpointId);
+      return secrets;
+    } catch (error) {
+      if (!(error instanceof SecretsKeyError)) throw error;
+      this.unreadable.set(endpointId, Date.now() + UNREADABLE_SECRETS_RETRY_MS);
+      this.logger.error(
+        `Cannot sign for webhook endpoint ${endpointId}: ${error.message}. Its deliveries stay pending, ` +
+          'unsent and uncounted, until WEBHOOK_SECRETS_KEY holds the key again (tried again every minute); ' +
+          'other endpoints are not held up',
+      );
+      return undefined;
+    }
+  }
+
+  /** The endpoints the claims leave out now: their secrets did not open within the last interval. */
+  private unreadableNow(): string[] {
+    if (this.unreadable.size === 0) return [];
+    const now = Date.now();
+    for (const [id, until] of this.unreadable) if (until <= now) this.unreadable.delete(id);
+    return [...this.unreadable.keys()];
   }
 
   // SQLite ------------------------------------------------------------------------------------
@@ -260,20 +304,29 @@ export class SqlDispatchQueue implements DispatchQueue {
     const token = randomUUID();
     const now = Date.now();
     const leaseNow = leaseClock();
-    const picked: { row: SqliteDueRow; endpoint: SqliteCandidate }[] = [];
+    const picked: { row: SqliteDueRow; endpoint: SqliteCandidate; secrets: readonly SigningSecret[] }[] = [];
+    const unreadable = this.unreadableNow();
     for (const endpoint of run(s.candidates({ now }))) {
+      if (unreadable.includes(endpoint.id)) continue;
       // Its cap across instances: the one the dispatch policy gave it (a throttled endpoint's probe), or the configured one.
       const cap = endpoint.in_flight_cap === null ? endpointCap : Number(endpoint.in_flight_cap);
       const room = cap - Number(run(s.leased({ endpointId: endpoint.id, leaseNow }))[0].leased);
       if (room <= 0) continue;
-      for (const row of run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }))) {
-        picked.push({ row, endpoint });
-      }
+      const due = run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }));
+      if (due.length === 0) continue;
+      // Read before anything is leased: an endpoint that cannot be signed for leaves its rows as they are.
+      const secrets = this.secretsOf(endpoint.id, endpoint.secrets);
+      if (secrets === undefined) continue;
+      for (const row of due) picked.push({ row, endpoint, secrets });
     }
     picked.sort((a, b) => Number(BigInt(a.row.next_attempt_at) - BigInt(b.row.next_attempt_at)));
-    return picked.slice(0, limit).map(({ row, endpoint }) => {
+    return picked.slice(0, limit).map(({ row, endpoint, secrets }) => {
       run(s.lease({ id: BigInt(row.id), until: leaseNow + leaseMs, token }));
-      return this.claimed({ ...row, endpoint_id: endpoint.id, url: endpoint.url, secrets: endpoint.secrets }, token);
+      return this.claimed(
+        { ...row, endpoint_id: endpoint.id, url: endpoint.url, secrets: endpoint.secrets, due_at: row.next_attempt_at },
+        secrets,
+        token,
+      );
     });
   }
 
@@ -291,21 +344,21 @@ export class SqlDispatchQueue implements DispatchQueue {
     const byEndpoint = new Map<string, RecordedResult['result'][]>();
     for (const { delivery, result } of results) {
       const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
+      const due = Number(delivery.dueAt);
       const changed = run(
         result.kind === 'succeeded'
-          ? s.finish({ ...key, status: 'succeeded', now })
+          ? s.finish({ ...key, due, status: 'succeeded', now })
           : result.kind === 'retry'
-            ? s.retry({ ...key, next: now + result.delayMs })
+            ? s.retry({ ...key, due, next: now + result.delayMs })
             : result.kind === 'failed'
-              ? s.finish({ ...key, status: 'failed', now })
+              ? s.finish({ ...key, due, status: 'failed', now })
               : s.release(key),
       ).affectedRows;
       recorded += changed;
-      if (result.kind === 'released') continue;
-      if (changed === 1) {
-        const { atMs, responseStatus, error, durationMs } = result.attempt;
-        run(s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }));
-      }
+      // Only what was recorded counts, for the endpoint's health too: a lease that ran out is another's now.
+      if (result.kind === 'released' || changed === 0) continue;
+      const { atMs, responseStatus, error, durationMs } = result.attempt;
+      run(s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }));
       const ofEndpoint = byEndpoint.get(delivery.endpointId);
       if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
       else ofEndpoint.push(result);
@@ -384,7 +437,10 @@ export class SqlDispatchQueue implements DispatchQueue {
 
   /**
    * PostgreSQL's claim, in one statement under the claim's advisory lock: per enabled endpoint that
-   * is not paused, its due rows, as many as its room (LATERAL), oldest due first; then the oldest of all.
+   * is not paused, its due rows, as many as its room (LATERAL), oldest due first; then the oldest of
+   * all. Rows another transaction holds (a record, a disable, a delete) are skipped, not waited for:
+   * the claim takes no endpoint lock, and so waits on nothing that waits on it. The rows of an
+   * endpoint whose secrets no key opens are released again before the commit.
    */
   private async claimPostgres(
     store: PostgresDatabase,
@@ -395,13 +451,29 @@ export class SqlDispatchQueue implements DispatchQueue {
     endpointCap: number,
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const { rows } = await store.executeOn(client, s.claim({ limit, leaseMs, token, endpointCap }));
-    return rows.map((row) => this.claimed(row, token));
+    const { rows } = await store.executeOn(
+      client,
+      s.claim({ limit, leaseMs, token, endpointCap, unreadable: this.unreadableNow() }),
+    );
+    const secrets = new Map<string, readonly SigningSecret[] | undefined>();
+    const claimed: ClaimedDelivery[] = [];
+    const unsigned: string[] = [];
+    for (const row of rows) {
+      if (!secrets.has(row.endpoint_id)) secrets.set(row.endpoint_id, this.secretsOf(row.endpoint_id, row.secrets));
+      const of = secrets.get(row.endpoint_id);
+      if (of === undefined) unsigned.push(row.id);
+      else claimed.push(this.claimed(row, of, token));
+    }
+    if (unsigned.length > 0) await store.executeOn(client, s.unlease({ ids: unsigned, token }));
+    return claimed;
   }
 
   /**
-   * PostgreSQL's record: the deliveries and their attempt rows in one `unnest` statement (each only
-   * while its lease is still this claim's), then the endpoints' health (`recordHealthPostgres`).
+   * PostgreSQL's record: the endpoints of the results locked first, in id order (`health`), then the
+   * deliveries and their attempt rows in one `unnest` statement (each only while its lease is still
+   * this claim's), then the endpoints' health from the results recorded (`recordHealthPostgres`).
+   * Endpoints before deliveries, as every transaction that writes both takes them (a disable fails
+   * its endpoint's pending deliveries; a delete removes them): none waits on another in a circle.
    */
   private async recordPostgres(
     store: PostgresDatabase,
@@ -411,19 +483,17 @@ export class SqlDispatchQueue implements DispatchQueue {
     disableAfterMs: number,
     retryScheduleMs: readonly number[],
   ): Promise<Recorded> {
-    const byEndpoint = new Map<string, RecordedResult['result'][]>();
-    for (const { delivery, result } of results) {
-      if (result.kind === 'released') continue;
-      const ofEndpoint = byEndpoint.get(delivery.endpointId);
-      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
-      else ofEndpoint.push(result);
-    }
+    // Released results too: their deliveries are written as well.
+    const ids = [...new Set(results.map(({ delivery }) => delivery.endpointId))];
+    if (ids.length === 0) return { recorded: 0, disabled: [], throttled: [], recovered: [] };
+    const { rows: endpoints } = await store.executeOn(client, s.health({ ids, disableAfterMs }));
     const attempted = (result: RecordedResult['result']) => (result.kind === 'released' ? undefined : result.attempt);
     const { rows } = await store.executeOn(
       client,
       s.record({
         ids: results.map(({ delivery }) => delivery.id),
         tokens: results.map(({ delivery }) => delivery.leaseToken),
+        dues: results.map(({ delivery }) => delivery.dueAt),
         statuses: results.map(({ result }) =>
           result.kind === 'succeeded' ? 'succeeded' : result.kind === 'failed' ? 'failed' : 'pending',
         ),
@@ -435,28 +505,42 @@ export class SqlDispatchQueue implements DispatchQueue {
         durations: results.map(({ result }) => attempted(result)?.durationMs ?? null),
       }),
     );
-    const recorded: Recorded = { recorded: rows[0].recorded, disabled: [], throttled: [], recovered: [] };
-    const ids = [...byEndpoint.keys()].sort();
-    if (ids.length === 0) return recorded;
-    const health = await this.recordHealthPostgres(store, client, s, ids, byEndpoint, disableAfterMs, retryScheduleMs);
-    return { ...recorded, ...health };
+    // Only what was recorded counts, for the endpoint's health too: a lease that ran out is another's now.
+    const recorded = new Set(rows.map((row) => row.id));
+    const byEndpoint = new Map<string, RecordedResult['result'][]>();
+    for (const { delivery, result } of results) {
+      if (result.kind === 'released' || !recorded.has(delivery.id)) continue;
+      const ofEndpoint = byEndpoint.get(delivery.endpointId);
+      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
+      else ofEndpoint.push(result);
+    }
+    if (byEndpoint.size === 0) return { recorded: rows.length, disabled: [], throttled: [], recovered: [] };
+    const health = await this.recordHealthPostgres(
+      store,
+      client,
+      s,
+      endpoints,
+      byEndpoint,
+      disableAfterMs,
+      retryScheduleMs,
+    );
+    return { recorded: rows.length, ...health };
   }
 
   /**
-   * The endpoints' health after their results: their rows locked in id order (so instances recording
-   * at once count every signal), the dispatch policy's change computed from them, and written back
-   * with the disabling it decided (410 Gone, or failing for `disableAfterMs`) in one `unnest` statement.
+   * The endpoints' health after their results: from their rows as locked (in id order, so instances
+   * recording at once count every signal), the dispatch policy's change, written back with the
+   * disabling it decided (410 Gone, or failing for `disableAfterMs`) in one `unnest` statement.
    */
   private async recordHealthPostgres(
     store: PostgresDatabase,
     client: PoolClient,
     s: PostgresStatements,
-    ids: readonly string[],
+    rows: readonly PostgresHealthRow[],
     byEndpoint: ReadonlyMap<string, readonly RecordedResult['result'][]>,
     disableAfterMs: number,
     retryScheduleMs: readonly number[],
   ): Promise<Omit<Recorded, 'recorded'>> {
-    const { rows } = await store.executeOn(client, s.health({ ids, disableAfterMs }));
     const changes: { row: PostgresHealthRow; change: EndpointChange; disable: string | null }[] = [];
     const outcome: { disabled: Recorded['disabled'][number][]; throttled: EndpointRef[]; recovered: EndpointRef[] } = {
       disabled: [],
@@ -578,28 +662,32 @@ function sqliteStatements(db: Kysely<Tables>) {
         .where('id', '=', id)
         .compile(),
     ),
-    // The results, each only while the lease is still the one this claim took.
-    finish: prepareQuery<{ id: bigint; token: string; status: 'succeeded' | 'failed'; now: number }, never>(
-      ({ id, token, status, now }) =>
-        db
-          .updateTable('webhook_deliveries')
-          .set(() => ({
-            status,
-            attempts: sql<number>`attempts + 1`,
-            finished_at: now,
-            locked_until: sql.lit(null),
-            lease_token: sql.lit(null),
-          }))
-          .where('id', '=', id)
-          .where('lease_token', '=', token)
-          .compile(),
+    // The results, each only while the lease is still the one this claim took. A delivery whose
+    // schedule moved since its claim (`due`) was resent meanwhile: its attempt counts, and it stays
+    // pending on the resend's schedule.
+    finish: prepareQuery<
+      { id: bigint; token: string; due: number; status: 'succeeded' | 'failed'; now: number },
+      never
+    >(({ id, token, due, status, now }) =>
+      db
+        .updateTable('webhook_deliveries')
+        .set(() => ({
+          status: sql<DeliveryStatus>`CASE WHEN next_attempt_at = ${due} THEN ${status} ELSE status END`,
+          attempts: sql<number>`attempts + 1`,
+          finished_at: sql<number>`CASE WHEN next_attempt_at = ${due} THEN ${now} ELSE finished_at END`,
+          locked_until: sql.lit(null),
+          lease_token: sql.lit(null),
+        }))
+        .where('id', '=', id)
+        .where('lease_token', '=', token)
+        .compile(),
     ),
-    retry: prepareQuery<{ id: bigint; token: string; next: number }, never>(({ id, token, next }) =>
+    retry: prepareQuery<{ id: bigint; token: string; due: number; next: number }, never>(({ id, token, due, next }) =>
       db
         .updateTable('webhook_deliveries')
         .set({
           attempts: sql<number>`attempts + 1`,
-          next_attempt_at: next,
+          next_attempt_at: sql<number>`CASE WHEN next_attempt_at = ${due} THEN ${next} ELSE next_attempt_at END`,
           locked_until: sql.lit(null),
           lease_token: sql.lit(null),
         })
@@ -702,6 +790,10 @@ interface PostgresHealthRow {
 type PostgresStatements = ReturnType<typeof postgresStatements>;
 
 const ms = (column: string) => sql.raw(`(extract(epoch FROM ${column}) * 1000)::float8`);
+/** A delivery's schedule as a claim hands it to its record: whole microseconds, exact (`dueAt`). */
+const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint::text');
+/** In the record: the delivery's schedule is no longer the one it was claimed with (a resend moved it). */
+const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint <> r.due_at');
 
 /**
  * PostgreSQL's claim and record: a claim in one statement (LATERAL: each endpoint's room), results
@@ -710,7 +802,7 @@ const ms = (column: string) => sql.raw(`(extract(epoch FROM ${column}) * 1000)::
 function postgresStatements(db: Kysely<Tables>) {
   return {
     claim: prepareQuery<
-      { limit: number; leaseMs: number; token: string; endpointCap: number },
+      { limit: number; leaseMs: number; token: string; endpointCap: number; unreadable: string[] },
       {
         id: string;
         message_id: string;
@@ -721,8 +813,9 @@ function postgresStatements(db: Kysely<Tables>) {
         trace_context: string | null;
         attempts: number;
         created_at_ms: number;
+        due_at: string;
       }
-    >(({ limit, leaseMs, token, endpointCap }) =>
+    >(({ limit, leaseMs, token, endpointCap, unreadable }) =>
       sql<never>`WITH due AS (
           SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
           CROSS JOIN LATERAL (
@@ -732,8 +825,10 @@ function postgresStatements(db: Kysely<Tables>) {
             ORDER BY d.next_attempt_at
             LIMIT greatest(0, coalesce(e.in_flight_cap, ${endpointCap}::int)
                               - (SELECT count(*) FROM webhook_deliveries l
-                                 WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))) c
+                                 WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))
+            FOR UPDATE OF d SKIP LOCKED) c
           WHERE NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= clock_timestamp())
+            AND NOT (e.id = ANY(${unreadable}::text[]))
           ORDER BY c.next_attempt_at
           LIMIT ${limit}::int)
         UPDATE webhook_deliveries AS d
@@ -745,12 +840,18 @@ function postgresStatements(db: Kysely<Tables>) {
           AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
           AND NOT e.disabled
         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
-                  ${ms('d.created_at')} AS created_at_ms`.compile(db),
+                  ${ms('d.created_at')} AS created_at_ms, ${DUE_AT} AS due_at`.compile(db),
+    ),
+    // Leases this claim took and gives back before its commit: never seen leased, nothing counted.
+    unlease: prepareQuery<{ ids: string[]; token: string }, never>(({ ids, token }) =>
+      sql<never>`UPDATE webhook_deliveries SET locked_until = NULL, lease_token = NULL
+        WHERE id = ANY(${ids}::bigint[]) AND lease_token = ${token}::uuid`.compile(db),
     ),
     record: prepareQuery<
       {
         ids: string[];
         tokens: string[];
+        dues: string[];
         statuses: string[];
         counted: number[];
         delays: (number | null)[];
@@ -759,20 +860,23 @@ function postgresStatements(db: Kysely<Tables>) {
         errors: (string | null)[];
         durations: (number | null)[];
       },
-      { recorded: number }
+      { id: string }
     >((r) =>
       sql<never>`WITH r AS (
-          SELECT * FROM unnest(${r.ids}::bigint[], ${r.tokens}::uuid[], ${r.statuses}::text[], ${r.counted}::int[],
-                               ${r.delays}::float8[], ${r.ats}::float8[], ${r.responseStatuses}::int[],
-                               ${r.errors}::text[], ${r.durations}::int[])
-            AS r (id, token, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
+          SELECT * FROM unnest(${r.ids}::bigint[], ${r.tokens}::uuid[], ${r.dues}::bigint[], ${r.statuses}::text[],
+                               ${r.counted}::int[], ${r.delays}::float8[], ${r.ats}::float8[],
+                               ${r.responseStatuses}::int[], ${r.errors}::text[], ${r.durations}::int[])
+            AS r (id, token, due_at, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
         updated AS (
+          -- A delivery whose schedule moved since its claim (r.due_at) was resent meanwhile: its
+          -- attempt counts, and it stays pending on the resend's schedule.
           UPDATE webhook_deliveries AS d
-          SET status = r.status,
+          SET status = CASE WHEN ${MOVED} THEN d.status ELSE r.status END,
               attempts = d.attempts + r.counted,
-              next_attempt_at = CASE WHEN r.delay_ms IS NULL THEN d.next_attempt_at
+              next_attempt_at = CASE WHEN ${MOVED} OR r.delay_ms IS NULL THEN d.next_attempt_at
                                      ELSE clock_timestamp() + r.delay_ms * interval '1 millisecond' END,
-              finished_at = CASE WHEN r.status = 'pending' THEN NULL ELSE clock_timestamp() END,
+              finished_at = CASE WHEN ${MOVED} THEN d.finished_at
+                                 WHEN r.status = 'pending' THEN NULL ELSE clock_timestamp() END,
               locked_until = NULL,
               lease_token = NULL
           FROM r WHERE d.id = r.id AND d.lease_token = r.token
@@ -781,7 +885,7 @@ function postgresStatements(db: Kysely<Tables>) {
           INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
           SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
-        SELECT count(*)::int AS recorded FROM updated`.compile(db),
+        SELECT id::text AS id FROM updated`.compile(db),
     ),
     health: prepareQuery<{ ids: readonly string[]; disableAfterMs: number }, PostgresHealthRow>(
       ({ ids, disableAfterMs }) =>

@@ -238,6 +238,9 @@ export class SqlEndpointsStore extends EndpointsStore {
     return this.dialect.transaction(
       'reconcile the endpoints of WEBHOOK_URLS',
       function* () {
+        // Every row this may change or remove, locked first in id order (PostgreSQL), as the
+        // dispatcher's record locks endpoints before their deliveries: the removals below then wait on
+        // nothing that waits on them.
         const { rows: known } = yield* run(
           db
             .selectFrom('webhook_endpoints')
@@ -245,6 +248,8 @@ export class SqlEndpointsStore extends EndpointsStore {
             .where((eb) =>
               eb.or([eb('source', '=', 'config'), ...(urls.length === 0 ? [] : [eb('url', 'in', [...urls])])]),
             )
+            .orderBy('id')
+            .$if(dialect.locksRows, (qb) => qb.forUpdate())
             .compile(),
         );
         let added = 0;
@@ -304,6 +309,7 @@ export class SqlEndpointsStore extends EndpointsStore {
           db
             .selectFrom('webhook_endpoints')
             .select(['id', 'secrets'])
+            .orderBy('id') // the order every transaction locks endpoints in
             .$if(dialect.locksRows, (qb) => qb.forUpdate())
             .compile(),
         );
@@ -321,9 +327,15 @@ export class SqlEndpointsStore extends EndpointsStore {
     );
   }
 
-  /** Deletes an endpoint with its deliveries and their attempts; whether there was one. */
+  /**
+   * Deletes an endpoint with its deliveries and their attempts; whether there was one. Its row is
+   * locked first (PostgreSQL): endpoints before deliveries, as the dispatcher's record takes them.
+   */
   private *remove(id: string): Work<boolean> {
-    const { db } = this;
+    const { db, dialect } = this;
+    if (dialect.locksRows) {
+      yield* run(db.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().compile());
+    }
     const deliveries = db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
     yield* run(db.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).compile());
     yield* run(db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).compile());

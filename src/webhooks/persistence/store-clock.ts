@@ -15,6 +15,12 @@ export interface StoreClock {
   now(): RawBuilder<number>;
   /** `ms` milliseconds from now (negative: ago). */
   fromNow(ms: number): RawBuilder<number>;
+  /**
+   * A time that is due now and differs from the one in `column`: now, or one tick of the clock
+   * before `column` when that holds now or later (SQLite's tick is a millisecond), so a change of
+   * schedule shows even within one tick.
+   */
+  dueNowUnlike(column: string): RawBuilder<number>;
   /** A Unix time in ms of this process (an attempt's start, a `since`), as a time column holds it. */
   at(ms: number): RawBuilder<number>;
   /** A time column (or expression) read as Unix ms: a bigint on SQLite, a float on PostgreSQL (`msOf` makes it a number). */
@@ -24,6 +30,10 @@ export interface StoreClock {
 const SQLITE_CLOCK: StoreClock = {
   now: () => sql.val(Date.now()),
   fromNow: (ms) => sql.val(Date.now() + ms),
+  dueNowUnlike: (column) => {
+    const now = Date.now();
+    return sql<number>`CASE WHEN ${sql.ref(column)} < ${now} THEN ${now} ELSE ${sql.ref(column)} - 1 END`;
+  },
   at: (ms) => sql.val(ms),
   ms: (column) => sql<number | bigint>`${typeof column === 'string' ? sql.ref(column) : column}`,
 };
@@ -31,6 +41,9 @@ const SQLITE_CLOCK: StoreClock = {
 const POSTGRES_CLOCK: StoreClock = {
   now: () => sql<number>`clock_timestamp()`,
   fromNow: (ms) => sql<number>`clock_timestamp() + ${ms}::float8 * interval '1 millisecond'`,
+  dueNowUnlike: (column) =>
+    sql<number>`CASE WHEN ${sql.ref(column)} < clock_timestamp() THEN clock_timestamp()
+                     ELSE ${sql.ref(column)} - interval '1 microsecond' END`,
   at: (ms) => sql<number>`to_timestamp(${ms}::float8 / 1000.0)`,
   ms: (column) =>
     sql<number>`(extract(epoch FROM ${typeof column === 'string' ? sql.ref(column) : column}) * 1000)::float8`,
