@@ -1,5 +1,19 @@
 import { Batcher, BatchingResult } from 'promise-batcher';
 
+/** How long a batch gathers before it is handed to `commit`. */
+export interface TurnBatcherOptions {
+  /**
+   * Keep gathering, one more turn of the event loop at a time, for as long as the last turn brought
+   * more items; commit after the first turn that brought none, at `maxBatchSize`, or once the batch
+   * has gathered for as long as the previous commit took (so waiting never costs an item more than
+   * one more commit would). For a commit that blocks the event loop (SQLite's fsync): the requests
+   * that arrived while the previous commit held the loop, and those its answers bring back at once,
+   * share one commit instead of alternating between two half-size ones. A lone item waits one turn
+   * more (no timer: the loop does not sleep). Off: the items of one turn are one batch.
+   */
+  untilQuiet?: boolean;
+}
+
 /**
  * Group commit for the adapters: the items submitted in one turn of the event loop are handed to
  * `commit` as one batch (at most `maxBatchSize`), and each submitter gets its own result or error.
@@ -7,19 +21,33 @@ import { Batcher, BatchingResult } from 'promise-batcher';
  */
 export class TurnBatcher<Item, Result> {
   private readonly batcher: Batcher<Item, Result>;
+  /** Items submitted and not yet handed to `commit`. */
+  private queued = 0;
+  /** How long the last commit held the event loop, in ms (`untilQuiet` gathers no longer than that). */
+  private lastCommitMs = 1;
 
   constructor(
     commit: (items: readonly Item[]) => readonly BatchingResult<Result>[] | Promise<readonly BatchingResult<Result>[]>,
-    maxBatchSize: number,
+    private readonly maxBatchSize: number,
+    { untilQuiet = false }: TurnBatcherOptions = {},
   ) {
     this.batcher = new Batcher({
-      batchingFunction: commit,
+      batchingFunction: (items: readonly Item[]) => {
+        this.queued -= items.length;
+        if (!untilQuiet) return commit(items);
+        // The part of the commit that holds the event loop (all of an SQLite commit, its fsync included).
+        const started = performance.now();
+        const outcome = commit(items);
+        this.lastCommitMs = performance.now() - started;
+        return outcome;
+      },
       maxBatchSize,
-      delayFunction: () => new Promise<void>((resolve) => setImmediate(resolve)),
+      delayFunction: untilQuiet ? () => this.untilQuiet() : nextTurn,
     });
   }
 
   submit(item: Item): Promise<Result> {
+    this.queued++;
     const result = this.batcher.getResult(item);
     this.batcher.send(); // skips promise-batcher's timer; the delay function still gathers one turn
     return result;
@@ -29,4 +57,20 @@ export class TurnBatcher<Item, Result> {
   idle(): Promise<void> {
     return this.batcher.idlePromise();
   }
+
+  /** Resolves after the first turn of the event loop that brought no new item, a full batch, or a commit's time. */
+  private untilQuiet(): Promise<void> {
+    const until = performance.now() + this.lastCommitMs;
+    return new Promise<void>((resolve) => {
+      let seen = -1;
+      const look = () => {
+        if (this.queued === seen || this.queued >= this.maxBatchSize || performance.now() >= until) return resolve();
+        seen = this.queued;
+        setImmediate(look);
+      };
+      setImmediate(look);
+    });
+  }
 }
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
