@@ -1,13 +1,28 @@
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
-import { PostgresDatabase, PostgresTransaction } from '../src/database/postgres-database';
+import { sql } from 'kysely';
+import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
+import { StorageError } from '../src/database/storage.error';
+import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
 import { describeOnEachStore } from './support/postgres';
 import { useWebhookStores } from './support/webhook-stores';
 
+/** Rows in one of the outbox's tables (PostgreSQL). */
+const count = async (database: PostgresDatabase, table: 'webhook_messages' | 'webhook_deliveries') =>
+  Number(
+    (
+      await database.execute(
+        'count',
+        sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.compile(database.kysely),
+      )
+    ).rows[0].n,
+  );
+
 /**
- * The outbox's write (`OutboxStore`), written once and run on each store, through the plants'
- * transaction port and the `OutboxWriter` that calls it: one message per event, one delivery per
- * enabled endpoint, nothing without one, and the wake after each commit that wrote.
+ * The outbox's write (`OutboxStore`), written once and run on each store, through the plants' port
+ * and the `OutboxWriter` that implements it (SQLite: in the group commit's transaction; PostgreSQL:
+ * in the plants' insert statement): one message per event, one delivery per enabled endpoint,
+ * nothing without one, and the wake after each commit that wrote.
  */
 describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => {
   const { stores, commit, endpoint } = useWebhookStores(postgres);
@@ -26,12 +41,8 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
       expect(written).toBe(0); // at once, inside the synchronous transaction
       expect(messages).not.toHaveBeenCalled();
     } else {
-      const pg = database as PostgresDatabase;
-      expect(
-        await pg.transaction(
-          (client) => stores.outbox.write(new PostgresTransaction(pg, client), messages) as Promise<number>,
-        ),
-      ).toBe(0);
+      // Not even the messages: the statement's own read found no enabled endpoint.
+      expect(await count(database as PostgresDatabase, 'webhook_messages')).toBe(0);
     }
   });
 
@@ -62,6 +73,7 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
 
   it('should wake the dispatcher after each commit that wrote deliveries, also when two transactions interleave', async () => {
     let wakes = 0;
+    let interleavedIds = 1n;
     const waking = new OutboxWriter(stores.outbox, () => void (wakes += 1));
     const plants = (name: string) => [{ id: 9007199254740993n, name }];
     /** Two transactions that both write before either reports its commit (on PostgreSQL both are open at once). */
@@ -76,25 +88,14 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
         waking.committed(second);
         return;
       }
-      const pg = database as PostgresDatabase;
-      let secondWrote!: () => void;
-      const written = new Promise<void>((resolve) => (secondWrote = resolve));
-      let first!: PostgresTransaction;
-      const one = pg.transaction(async (client) => {
-        first = new PostgresTransaction(pg, client);
-        await waking.created(first, plants('a'));
-        await written; // commits after the second transaction wrote
-      });
-      await pg
-        .transaction(async (client) => {
-          const second = new PostgresTransaction(pg, client);
-          await waking.created(second, plants('b'));
-          secondWrote();
-          await one;
-          waking.committed(first);
-          return second;
-        })
-        .then((second) => waking.committed(second));
+      // PostgreSQL: two statements (two batches, one turn apart), each waking on its own.
+      const repository = new SqlPlantsRepository(database, database.kysely, waking);
+      const next = interleavedIds++;
+      await Promise.all([
+        repository.create({ id: 2n * next, name: 'a' }),
+        new Promise(setImmediate).then(() => repository.create({ id: 2n * next + 1n, name: 'b' })),
+      ]);
+      await repository.onModuleDestroy();
     };
     await interleaved(); // no endpoint: nothing written, nothing to wake for
     expect(wakes).toBe(0);
@@ -104,7 +105,7 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
     expect(await stores.queue.backlog()).toMatchObject({ pending: 2 });
   });
 
-  it('should write nothing when the plants transaction rolls back', async () => {
+  it('should write nothing when the plants transaction rolls back (or the statement fails)', async () => {
     await endpoint('http://127.0.0.1:1/a');
     const writer = new OutboxWriter(stores.outbox, () => undefined);
     const { database } = stores;
@@ -120,13 +121,11 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
           .immediate(),
       ).toThrow(failure);
     } else {
-      const pg = database as PostgresDatabase;
-      await expect(
-        pg.transaction(async (client) => {
-          await writer.created(new PostgresTransaction(pg, client), [{ id: 1n, name: 'a' }]);
-          throw failure;
-        }),
-      ).rejects.toThrow(failure);
+      // PostgreSQL refuses NUL in text: the one statement, outbox included, stores nothing.
+      const repository = new SqlPlantsRepository(database, database.kysely, writer);
+      await expect(repository.create({ id: 1n, name: 'nul \u0000 inside' })).rejects.toThrow(StorageError);
+      await repository.onModuleDestroy();
+      expect(await count(database as PostgresDatabase, 'webhook_messages')).toBe(0);
     }
     expect(await stores.queue.backlog()).toEqual({ pending: 0 });
   });

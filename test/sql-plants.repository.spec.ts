@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { Pool } from 'pg';
 import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqliteDatabase } from '../src/database/sqlite-database';
+import { NOTHING_ADDED, StatementAddition } from '../src/database/statement-addition';
 import { StorageError } from '../src/database/storage.error';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { Tables } from '../src/database/tables';
@@ -25,6 +26,9 @@ type OpenRepository = SqlPlantsRepository & { ping(): Promise<void>; close(): Pr
 class NoEvents extends PlantEvents {
   created(): void {}
   committed(): void {}
+  createdInStatement(): StatementAddition {
+    return NOTHING_ADDED;
+  }
 }
 
 /** The repository on a database of its own, as DatabaseModule makes it; close() closes both. */
@@ -83,6 +87,10 @@ class RecordingHook extends PlantEvents {
 
   committed(): void {
     this.commits += 1;
+  }
+
+  createdInStatement(): StatementAddition {
+    return NOTHING_ADDED;
   }
 }
 

@@ -5,6 +5,7 @@ import { Database } from '../../src/database/database';
 import { PostgresDatabase, PostgresTransaction } from '../../src/database/postgres-database';
 import { SqliteDatabase, SqliteTransaction } from '../../src/database/sqlite-database';
 import { PLANTS_MIGRATIONS } from '../../src/plants/persistence/plants.migrations';
+import { SqlPlantsRepository } from '../../src/plants/persistence/sql-plants.repository';
 import { Plant } from '../../src/plants/plant';
 import { EndpointIds } from '../../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../../src/webhooks/endpoints/endpoints.service';
@@ -53,7 +54,7 @@ export function webhookStores(database: Database, column = secretsColumn()): Web
  * of its own), its webhook stores, and the helpers every webhook persistence suite uses.
  */
 export function useWebhookStores(postgres: boolean) {
-  const state = {} as WebhookStores & { database: Database };
+  const state = {} as WebhookStores & { database: Database; committed: number };
   let dir: string | undefined;
   let schema: TestSchema | undefined;
 
@@ -73,7 +74,7 @@ export function useWebhookStores(postgres: boolean) {
       await sqlite.onModuleInit();
       database = sqlite;
     }
-    Object.assign(state, { database, ...webhookStores(database) });
+    Object.assign(state, { database, committed: 0, ...webhookStores(database) });
   });
   afterEach(async () => {
     jest.restoreAllMocks();
@@ -99,10 +100,21 @@ export function useWebhookStores(postgres: boolean) {
   return {
     stores: state,
     inTransaction,
-    /** Commits one event per name (the plants' ids from 2^53 + 1, exact), as the plants' transaction does. */
+    /**
+     * Commits one event per name as the plants' group commit does: SQLite's transaction, or
+     * PostgreSQL's one insert statement (the plants are stored too). The plants' ids count up from
+     * 2^53 + 1 (exact) through the test, so each commit's plants are new.
+     */
     commit: async (...names: string[]) => {
-      const plants: Plant[] = names.map((name, i) => ({ id: 9007199254740993n + BigInt(i), name }));
+      const plants: Plant[] = names.map((name) => ({ id: 9007199254740993n + BigInt(state.committed++), name }));
       const writer = new OutboxWriter(state.outbox, () => undefined);
+      const { database } = state;
+      if (database instanceof PostgresDatabase) {
+        const repository = new SqlPlantsRepository(database, database.kysely, writer);
+        await Promise.all(plants.map((plant) => repository.create(plant)));
+        await repository.onModuleDestroy();
+        return;
+      }
       await inTransaction((transaction) => writer.created(transaction, plants));
     },
     /** An endpoint (enabled unless said), by its id. */

@@ -3,7 +3,7 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { StatementResult, Transaction } from '../../database/transaction';
-import { PostgresDatabase, PostgresTransaction } from '../../database/postgres-database';
+import { PostgresDatabase } from '../../database/postgres-database';
 import { isUnavailable } from '../../database/postgres-errors';
 import { prepareQuery } from '../../database/prepared-query';
 import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
@@ -84,7 +84,8 @@ export function plantQueries(db: Kysely<Tables>) {
  *   and one commit; a delete is one statement of its own (not retried after a lost connection: a
  *   delete that committed would then answer "not found").
  *
- * New plants commit together with what `PlantEvents` adds to the transaction (the webhook outbox).
+ * New plants commit together with what `PlantEvents` adds (the webhook outbox): to SQLite's transaction,
+ * or to PostgreSQL's one insert statement.
  */
 @Injectable()
 export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
@@ -312,39 +313,32 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   }
 
   /**
-   * PostgreSQL's batch insert: one `INSERT … SELECT FROM unnest(…)` for the whole batch (three array
-   * parameters whatever its size), committed in one transaction with what must commit with new
-   * plants (the webhook outbox). Rows go in id order, so two batches with ids in common (two
+   * PostgreSQL's batch insert: one autocommitted statement, one round trip, whatever the batch: an
+   * `INSERT … SELECT FROM unnest(…)` (three array parameters whatever its size) as the CTE `inserted`,
+   * followed by what must commit with new plants (`PlantEvents.createdInStatement`: the webhook
+   * outbox's CTEs, which read `inserted`). Rows go in id order, so two batches with ids in common (two
    * instances, say) take their locks in the same order and cannot deadlock; within one id, in the
    * order they came. Unnamed statements (no server-side prepared ones), so PgBouncer in transaction
    * mode works.
    */
   private async insertBatchPostgres(store: PostgresDatabase, plants: readonly Plant[]): Promise<PlantRow[]> {
-    const statement = sql<PlantRow>`
-      INSERT INTO plants (id, name, tag)
-      SELECT id, name, tag
-      FROM unnest(${plants.map((plant) => plant.id.toString())}::bigint[], ${plants.map((plant) => plant.name)}::text[],
-                  ${plants.map((plant) => plant.tag ?? null)}::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
-      ORDER BY id, position
-      ON CONFLICT (id) DO NOTHING
-      RETURNING id, name, tag`.compile(store.kysely);
-    let committed: PostgresTransaction | undefined;
-    const rows = await store.transaction(async (client) => {
-      const transaction = new PostgresTransaction(store, client);
-      const { rows } = await transaction.execute(statement);
-      if (rows.length > 0) {
-        // The plants as they came (not rebuilt from the rows): each carries its request's trace context.
-        const byId = new Map<bigint, Plant>();
-        for (const plant of plants) if (!byId.has(plant.id)) byId.set(plant.id, plant);
-        await this.events.created(
-          transaction,
-          rows.map((row) => byId.get(int64Of(row.id)) ?? toPlant(row)),
-        );
-        committed = transaction;
-      }
-      return rows;
-    });
-    if (committed !== undefined) this.events.committed(committed);
+    // The plants as they came (not rebuilt from the rows): each carries its request's trace context.
+    const firsts = new Map<bigint, Plant>();
+    for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant);
+    const events = this.events.createdInStatement(sql.table('inserted'), [...firsts.values()]);
+    const statement = sql<PlantRow & { events: unknown }>`
+      WITH inserted AS (
+        INSERT INTO plants (id, name, tag)
+        SELECT id, name, tag
+        FROM unnest(${plants.map((plant) => plant.id.toString())}::bigint[], ${plants.map((plant) => plant.name)}::text[],
+                    ${plants.map((plant) => plant.tag ?? null)}::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+        ORDER BY id, position
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, name, tag)
+      ${events.ctes}
+      SELECT id, name, tag, ${events.outcome} AS events FROM inserted`.compile(store.kysely);
+    const { rows } = await store.executeOn(store.pool, statement);
+    if (rows.length > 0) events.committed(rows[0].events);
     return rows;
   }
 }

@@ -9,6 +9,7 @@ import { Tables } from '../../database/tables';
 import { Endpoint, EndpointChanges, NewEndpoint, SigningSecret } from '../endpoints/endpoint';
 import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
 import { SecretsKeyError } from './secrets-cipher';
+import { OUTBOX_WRITES_DRAINED } from './sql-outbox.store';
 import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
 import './webhooks.tables';
 
@@ -49,11 +50,13 @@ interface EndpointsDialect {
   isUniqueViolation(error: unknown): boolean;
   /**
    * Runs `work` in one transaction. `lockEndpoints`: also take the lock that every change to the set
-   * of endpoints takes (a create, the reconcile, the reseal), so instances take turns. Driver errors
-   * become the port's (`StorageError`, …) saying it failed to `action`; the endpoint errors and a
-   * `SecretsKeyError` pass as they are.
+   * of endpoints takes (a create, the reconcile, the reseal), so instances take turns. `drainOutbox`:
+   * first wait for the outbox writes in flight and hold back new ones until this commits
+   * (`OUTBOX_WRITES_DRAINED`, PostgreSQL), for a change to which endpoints get new events. Driver
+   * errors become the port's (`StorageError`, …) saying it failed to `action`; the endpoint errors and
+   * a `SecretsKeyError` pass as they are.
    */
-  transaction<T>(action: string, work: () => Work<T>, lockEndpoints: boolean): Promise<T>;
+  transaction<T>(action: string, work: () => Work<T>, lockEndpoints: boolean, drainOutbox?: boolean): Promise<T>;
 }
 
 /** PostgreSQL: taken by every change to the set of endpoints; instances starting or creating together take turns. */
@@ -130,6 +133,7 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
       },
       true,
+      !endpoint.disabled, // an enabled endpoint gets the events of every create that commits after this
     );
   }
 
@@ -190,12 +194,14 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
       },
       false,
+      disabled === false, // enabling: the creates that commit after this owe it their events
     );
   }
 
   delete(id: string): Promise<boolean> {
     const remove = () => this.remove(id);
-    return this.dialect.transaction('delete an endpoint', remove, false);
+    // Drained first, so no create in flight adds a delivery for it after its deliveries are deleted.
+    return this.dialect.transaction('delete an endpoint', remove, false, true);
   }
 
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
@@ -297,6 +303,7 @@ export class SqlEndpointsStore extends EndpointsStore {
         return { added, removed };
       },
       true,
+      true, // it adds and enables endpoints, and removes others
     );
   }
 
@@ -416,15 +423,16 @@ function postgresDialect(store: PostgresDatabase): EndpointsDialect {
     millis: (column) => sql<number>`(extract(epoch FROM ${sql.ref(column)}) * 1000)::float8`,
     locksRows: true,
     isUniqueViolation: (error) => (error as { code?: string }).code === PG_UNIQUE_VIOLATION,
-    transaction: async <T>(action: string, work: () => Work<T>, lockEndpoints: boolean) => {
+    transaction: async <T>(action: string, work: () => Work<T>, lockEndpoints: boolean, drainOutbox = false) => {
       try {
-        // The lock is sent with the BEGIN, in one round trip.
+        // The locks are sent with the BEGIN, in one round trip: the endpoints' first, as every
+        // transaction that takes both does.
         return await store.transaction(
           (client) => {
             const transaction = new PostgresTransaction(store, client);
             return runAsynchronously(work(), (query) => transaction.execute(query));
           },
-          { begin: lockEndpoints ? [ENDPOINTS_LOCK] : [] },
+          { begin: [...(lockEndpoints ? [ENDPOINTS_LOCK] : []), ...(drainOutbox ? [OUTBOX_WRITES_DRAINED] : [])] },
         );
       } catch (error) {
         if (passes(error)) throw error;

@@ -1,33 +1,56 @@
 import { Injectable } from '@nestjs/common';
-import { Kysely, sql } from 'kysely';
+import { Kysely, RawBuilder, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { prepareQuery } from '../../database/prepared-query';
 import { StatementResult, Transaction } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { NewMessage } from './deliveries';
-import { OutboxStore } from './outbox.store';
+import { OutboxAddition, OutboxStore, RowMessage } from './outbox.store';
 import './webhooks.tables';
 
-type Write = (transaction: Transaction, messages: () => readonly NewMessage[]) => number | Promise<number>;
+type Write = (transaction: Transaction, messages: () => readonly NewMessage[]) => number;
+type WriteWith = (inserted: RawBuilder<unknown>, messages: readonly RowMessage[]) => OutboxAddition;
 
 /**
- * The outbox's write in whichever store `DatabaseModule` chose, through the transaction's `execute`
- * (compiled queries, each compiled once: they run with every group commit). The stores differ in
- * how a batch is written, each in its named method:
+ * What changing which endpoints get events (creating one enabled, enabling one, the start-up's
+ * reconcile, deleting one) takes first on PostgreSQL, in its transaction: SHARE on `webhook_messages`
+ * conflicts with the ROW EXCLUSIVE that every plants insert takes there at parse time (whether it
+ * writes a message or not), before its snapshot. So the change waits for the inserts in flight (which
+ * commit before it, and owe a new endpoint nothing), and the inserts after it wait for its commit and
+ * see it: none misses an endpoint enabled before it committed, and a delete leaves none of the
+ * endpoint's deliveries behind. Inserts never wait on one another for it (ROW EXCLUSIVE does not
+ * conflict with itself).
+ */
+export const OUTBOX_WRITES_DRAINED = 'LOCK TABLE webhook_messages IN SHARE MODE';
+
+/**
+ * The outbox's write in whichever store `DatabaseModule` chose. The stores differ in how a batch is
+ * written, each in its named method:
  *
- * - SQLite (`writeSqlite`): synchronously, inside the group commit's transaction: the enabled
- *   endpoints, then per message its row and one delivery per endpoint. Times: Unix ms.
- * - PostgreSQL (`writePostgres`): one statement for the whole batch (`unnest`), the enabled endpoints
- *   read inside it; times from the server's clock (the columns' defaults).
+ * - SQLite (`writeSqlite`): synchronously, inside the group commit's transaction, through its
+ *   `execute` (compiled queries, each compiled once): the enabled endpoints, then per message its row
+ *   and one delivery per endpoint. Times: Unix ms.
+ * - PostgreSQL (`writeWithPostgres`): common table expressions of the plants' one insert statement,
+ *   the enabled endpoints read inside it (`unnest` for the batch); times from the server's clock
+ *   (the columns' defaults).
  */
 @Injectable()
 export class SqlOutboxStore implements OutboxStore {
   readonly write: Write;
+  readonly writeWith: WriteWith;
 
   constructor(database: Database, db: Kysely<Tables>) {
     this.write = database.choose<Write>({
       sqlite: () => this.writeSqlite(db),
-      postgres: () => this.writePostgres(db),
+      postgres: () => () => {
+        throw new Error("OutboxStore.write is SQLite's: on PostgreSQL the outbox is part of the insert (writeWith)");
+      },
+    });
+    this.writeWith = database.choose<WriteWith>({
+      sqlite: () => () => {
+        throw new Error("OutboxStore.writeWith is PostgreSQL's: SQLite has no data-modifying CTEs (write)");
+      },
+      postgres: () => this.writeWithPostgres(),
     });
   }
 
@@ -70,34 +93,32 @@ export class SqlOutboxStore implements OutboxStore {
   }
 
   /**
-   * PostgreSQL's write, one statement and one round trip whatever the batch: the messages (only if
-   * an endpoint is enabled) and a delivery for each message and enabled endpoint.
+   * PostgreSQL's part of the plants' insert: the enabled endpoints, the messages of the rows it
+   * inserted (only if an endpoint is enabled) and a delivery for each message and endpoint, read and
+   * written on the statement's one snapshot. Enabling an endpoint takes `OUTBOX_WRITES_DRAINED`, which
+   * waits for the statements in flight (each holds ROW EXCLUSIVE on `webhook_messages` from its parse)
+   * and holds back new ones until it commits, so a statement's snapshot, taken after its locks, sees
+   * every endpoint enabled before it commits.
    */
-  private writePostgres(db: Kysely<Tables>): Write {
-    const insert = prepareQuery<
-      { ids: string[]; eventTypes: string[]; payloads: string[]; traceContexts: (string | null)[] },
-      never
-    >(({ ids, eventTypes, payloads, traceContexts }) =>
-      sql<never>`WITH endpoints AS (SELECT id FROM webhook_endpoints WHERE NOT disabled),
-               messages AS (
-                 INSERT INTO webhook_messages (id, event_type, payload, trace_context)
-                 SELECT * FROM unnest(${ids}::text[], ${eventTypes}::text[], ${payloads}::text[], ${traceContexts}::text[])
-                 WHERE EXISTS (SELECT 1 FROM endpoints)
-                 RETURNING id)
+  private writeWithPostgres(): WriteWith {
+    return (inserted, messages) => ({
+      ctes: sql`,
+        outbox_endpoints AS (SELECT id FROM webhook_endpoints WHERE NOT disabled),
+        outbox_messages AS (
+          INSERT INTO webhook_messages (id, event_type, payload, trace_context)
+          SELECT m.id, m.event_type, m.payload, m.trace_context
+          FROM unnest(${messages.map((m) => m.rowId.toString())}::bigint[], ${messages.map((m) => m.id)}::text[],
+                      ${messages.map((m) => m.eventType)}::text[], ${messages.map((m) => m.payload)}::text[],
+                      ${messages.map((m) => m.traceContext ?? null)}::text[])
+                 AS m (row_id, id, event_type, payload, trace_context)
+          JOIN ${inserted} AS i ON i.id = m.row_id
+          WHERE EXISTS (SELECT 1 FROM outbox_endpoints)
+          RETURNING id),
+        outbox_deliveries AS (
           INSERT INTO webhook_deliveries (message_id, endpoint_id)
-          SELECT m.id, e.id FROM messages m CROSS JOIN endpoints e`.compile(db),
-    );
-    return async (transaction, messages) => {
-      const batch = messages();
-      const { affectedRows } = await transaction.execute(
-        insert({
-          ids: batch.map((m) => m.id),
-          eventTypes: batch.map((m) => m.eventType),
-          payloads: batch.map((m) => m.payload),
-          traceContexts: batch.map((m) => m.traceContext ?? null),
-        }),
-      );
-      return affectedRows;
-    };
+          SELECT m.id, e.id FROM outbox_messages m CROSS JOIN outbox_endpoints e
+          RETURNING 1)`,
+      deliveries: sql`(SELECT count(*) FROM outbox_deliveries)`,
+    });
   }
 }

@@ -1,0 +1,231 @@
+import { Client } from 'pg';
+import { PostgresDatabase } from '../src/database/postgres-database';
+import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
+import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
+import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
+import { OutboxWriter } from '../src/webhooks/outbox.writer';
+import { createTestSchema, describePostgres, TestSchema } from './support/postgres';
+import { WEBHOOK_TEST_MIGRATIONS, webhookStores, WebhookStores } from './support/webhook-stores';
+
+const ids = new EndpointIds();
+
+/** One instance of the service as far as creates and endpoints go: its own pool, repository and stores. */
+interface Instance extends WebhookStores {
+  readonly database: PostgresDatabase;
+  readonly plants: SqlPlantsRepository;
+  /** How many times its outbox woke the dispatcher. */
+  wakes: number;
+  close(): Promise<void>;
+}
+
+async function instance(url: string): Promise<Instance> {
+  const database = new PostgresDatabase(
+    { url, poolMax: 4, connectAttempts: 1, queryTimeoutMs: 30_000 },
+    WEBHOOK_TEST_MIGRATIONS,
+  );
+  await database.onModuleInit();
+  const stores = webhookStores(database);
+  const self: Instance = {
+    ...stores,
+    database,
+    plants: new SqlPlantsRepository(database, database.kysely, new OutboxWriter(stores.outbox, () => self.wakes++)),
+    wakes: 0,
+    close: async () => {
+      await self.plants.onModuleDestroy();
+      await database.onApplicationShutdown();
+    },
+  };
+  return self;
+}
+
+/**
+ * Waits until `condition` holds: a state another connection reaches (a lock wait), never a fixed
+ * time. Gives up before the test's timeout, so a state never reached fails the test by its name.
+ */
+async function until(condition: () => Promise<boolean>, what = condition.name): Promise<void> {
+  const giveUp = Date.now() + 20_000;
+  while (!(await condition())) {
+    if (Date.now() > giveUp) throw new Error(`never reached: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * On PostgreSQL a group commit of creates is one autocommitted statement that also writes the outbox
+ * (the webhooks' CTEs). These are the rules that keep it exact across instances: the statement reads
+ * the enabled endpoints on its own snapshot, and a change to which endpoints get events waits for the
+ * statements in flight and holds back new ones (`OUTBOX_WRITES_DRAINED`).
+ */
+describePostgres('the outbox in the plants insert, across instances (PostgreSQL)', () => {
+  let schema: TestSchema;
+  let a: Instance;
+  let b: Instance;
+  let blocker: Client;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    a = await instance(schema.url);
+    b = await instance(schema.url);
+    blocker = new Client({ connectionString: schema.url });
+    await blocker.connect();
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await blocker.end();
+    await a.close();
+    await b.close();
+    await schema.drop();
+  });
+
+  const endpoint = async (on: Instance, url: string, disabled = false) =>
+    (await on.endpoints.create({ id: ids.next(), url, description: '', disabled, secret: newSecret() }, 100)).id;
+
+  /** Each message and who it is owed to: `[payload, endpoint ids]`, by payload. */
+  const outbox = async () => {
+    const { rows } = await schema.admin(
+      `SELECT m.payload, coalesce(array_agg(d.endpoint_id ORDER BY d.endpoint_id) FILTER (WHERE d.id IS NOT NULL), '{}') AS endpoints
+       FROM ${schema.name}.webhook_messages m LEFT JOIN ${schema.name}.webhook_deliveries d ON d.message_id = m.id
+       GROUP BY m.payload ORDER BY m.payload`,
+    );
+    return rows.map((row) => [row.payload, row.endpoints]);
+  };
+
+  /** Whether a lock on `webhook_messages` in `mode` is waited for (granted: false) or held. */
+  const messagesLock = async (mode: 'ShareLock' | 'RowExclusiveLock', granted: boolean) => {
+    const { rows } = await schema.admin(
+      `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname = 'webhook_messages' AND l.mode = $2 AND l.granted = $3`,
+      [schema.name, mode, granted],
+    );
+    return rows.length > 0;
+  };
+
+  /** Whether a plants insert is waiting for the row lock of a plant another transaction holds. */
+  const insertWaitingForPlant = async () => {
+    const { rows } = await schema.admin(
+      `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'transactionid' AND query LIKE '%INSERT INTO plants%'`,
+      [schema.name],
+    );
+    return rows.length > 0;
+  };
+
+  it('should store a batch and its outbox in one statement (no BEGIN or COMMIT), with an endpoint or without', async () => {
+    const query = jest.spyOn(Client.prototype, 'query');
+    const statements = () =>
+      query.mock.calls.map(([config]) => (typeof config === 'string' ? config : (config as { text: string }).text));
+    const batch = (first: number) =>
+      Promise.all([0, 1, 2, 3, 4].map((i) => a.plants.create({ id: BigInt(first + i), name: `plant ${first + i}` })));
+
+    await batch(1);
+    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO plants/)]);
+    await endpoint(b, 'http://127.0.0.1:1/a');
+    query.mockClear();
+    await batch(11);
+    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO plants/)]);
+    expect((await outbox()).map(([, endpoints]) => (endpoints as string[]).length)).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('should write no message or delivery while no endpoint is enabled, and wake nothing', async () => {
+    await endpoint(b, 'http://127.0.0.1:1/off', true);
+    await a.plants.create({ id: 1n, name: 'Aloe' });
+    expect(await outbox()).toEqual([]);
+    expect(a.wakes).toBe(0);
+  });
+
+  it('should owe the very next create to an endpoint that another instance just created or enabled (no cache)', async () => {
+    await a.plants.create({ id: 1n, name: 'before' });
+    const first = await endpoint(b, 'http://127.0.0.1:1/a');
+    await a.plants.create({ id: 2n, name: 'after create' });
+    const second = await endpoint(b, 'http://127.0.0.1:1/b', true);
+    await b.endpoints.update(second, { disabled: false });
+    await a.plants.create({ id: 3n, name: 'after enable' });
+    expect(await outbox()).toEqual([
+      ['{"id":2,"name":"after create"}', [first]],
+      ['{"id":3,"name":"after enable"}', [first, second].sort()],
+    ]);
+    expect(a.wakes).toBe(2);
+  });
+
+  it('should keep replays and conflicts out of the outbox, and write one event for an id sent twice in a batch', async () => {
+    const endpointId = await endpoint(b, 'http://127.0.0.1:1/a');
+    await a.plants.create({ id: 1n, name: 'Fern' });
+    const results = await Promise.allSettled([
+      a.plants.create({ id: 1n, name: 'Fern' }), // replay of a stored plant
+      a.plants.create({ id: 2n, name: 'Moss', tag: 'first' }),
+      a.plants.create({ id: 2n, name: 'Moss', tag: 'first' }), // replay within the batch
+      a.plants.create({ id: 2n, name: 'Moss', tag: 'other' }), // conflict within the batch
+    ]);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value.created : 'rejected'))).toEqual([
+      false,
+      true,
+      false,
+      'rejected',
+    ]);
+    expect(await outbox()).toEqual([
+      ['{"id":1,"name":"Fern"}', [endpointId]],
+      ['{"id":2,"name":"Moss","tag":"first"}', [endpointId]],
+    ]);
+  });
+
+  describe('when an endpoint change meets a create in flight on another instance', () => {
+    it.each<[string, (endpointId: string) => Promise<unknown>]>([
+      ['creating an endpoint', () => endpoint(b, 'http://127.0.0.1:1/new')],
+      ['enabling an endpoint', (endpointId) => b.endpoints.update(endpointId, { disabled: false })],
+      ['reconciling WEBHOOK_URLS', () => b.endpoints.reconcile(['http://127.0.0.1:1/config'], () => ids.next())],
+    ])(
+      'should wait for the create before %s, so the create, committed first, owes the endpoint nothing',
+      async (_label, change) => {
+        const disabled = await endpoint(b, 'http://127.0.0.1:1/disabled', true);
+        // Another transaction holds plant 7's row: instance A's statement (its locks and snapshot
+        // taken) waits for it, as any statement in flight does.
+        await blocker.query('BEGIN');
+        await blocker.query(`INSERT INTO plants (id, name) VALUES (7, 'held')`);
+        const created = a.plants.create({ id: 7n, name: 'in flight' });
+        await until(insertWaitingForPlant);
+        const changed = change(disabled);
+        await until(() => messagesLock('ShareLock', false), 'the change waiting for the statement'); // the change waits for it
+        await blocker.query('ROLLBACK');
+        await expect(created).resolves.toEqual({ plant: { id: 7n, name: 'in flight' }, created: true });
+        await changed;
+        expect(await outbox()).toEqual([]); // it committed before the endpoint was there
+        await a.plants.create({ id: 8n, name: 'next' });
+        expect((await outbox()).map(([payload]) => payload)).toEqual(['{"id":8,"name":"next"}']);
+      },
+    );
+
+    it('should make the create wait for an endpoint being enabled, then owe it the event', async () => {
+      const endpointId = await endpoint(b, 'http://127.0.0.1:1/a', true);
+      // Another transaction holds the endpoint's row: instance B's enable (its outbox lock taken
+      // with its BEGIN) waits for it before its UPDATE.
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [endpointId]);
+      const enabled = b.endpoints.update(endpointId, { disabled: false });
+      await until(() => messagesLock('ShareLock', true), 'the enable holding the outbox lock');
+      const created = a.plants.create({ id: 7n, name: 'waited' });
+      await until(() => messagesLock('RowExclusiveLock', false), 'the create waiting for the enable');
+      await blocker.query('COMMIT');
+      await expect(enabled).resolves.toMatchObject({ id: endpointId, disabled: false });
+      await expect(created).resolves.toEqual({ plant: { id: 7n, name: 'waited' }, created: true });
+      // The enable committed before the create could take its snapshot: the event is owed.
+      expect(await outbox()).toEqual([['{"id":7,"name":"waited"}', [endpointId]]]);
+      expect(a.wakes).toBe(1);
+    });
+
+    it('should delete an endpoint only after the creates in flight, leaving none of its deliveries behind', async () => {
+      const endpointId = await endpoint(b, 'http://127.0.0.1:1/a');
+      await blocker.query('BEGIN');
+      await blocker.query(`INSERT INTO plants (id, name) VALUES (7, 'held')`);
+      const created = a.plants.create({ id: 7n, name: 'in flight' });
+      await until(insertWaitingForPlant);
+      const deleted = b.endpoints.delete(endpointId);
+      await until(() => messagesLock('ShareLock', false), 'the delete waiting for the statement');
+      await blocker.query('ROLLBACK');
+      await expect(created).resolves.toMatchObject({ created: true });
+      await expect(deleted).resolves.toBe(true);
+      // The create saw the endpoint and wrote its delivery; the delete, after it, took it away.
+      expect(await outbox()).toEqual([['{"id":7,"name":"in flight"}', []]]);
+      const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.webhook_deliveries`);
+      expect(rows).toEqual([{ n: 0 }]);
+    });
+  });
+});
