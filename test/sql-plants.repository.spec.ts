@@ -338,7 +338,7 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
         ]),
       );
       expect(rows).toHaveLength(5); // two rounds, one of each: none prepared twice, none per call
-      for (const row of rows) expect(row.name).toMatch(/^ps_[\w-]{22}$/);
+      for (const row of rows) expect(row.name).toMatch(/^(WITH|SELECT|DELETE)-[\w-]{22}$/);
       // No `SELECT *`: a cached plan stays valid when a migration adds a column.
       for (const statement of statements) expect(statement).not.toMatch(/select \*/i);
     });

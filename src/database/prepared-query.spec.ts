@@ -50,14 +50,14 @@ describe('statement names', () => {
     );
     const name = (byId({ id: 1n }) as NamedQuery<unknown>)[STATEMENT_NAME];
     expect(name).toBe(statementName(byId({ id: 1n }).sql));
-    expect(name).toMatch(/^ps_[\w-]{22}$/);
+    expect(name).toMatch(/^SELECT-[\w-]{22}$/);
     expect((byId({ id: 2n }) as NamedQuery<unknown>)[STATEMENT_NAME]).toBe(name);
     expect((again({ id: 3n }) as NamedQuery<unknown>)[STATEMENT_NAME]).toBe(name);
   });
 
   it('should give another text another name, and leave a plain compiled query unmarked', () => {
     const other = fixedText(db.selectFrom('things').select('id').compile()) as NamedQuery<unknown>;
-    expect(other[STATEMENT_NAME]).toMatch(/^ps_/);
+    expect(other[STATEMENT_NAME]).toMatch(/^SELECT-/);
     expect(other[STATEMENT_NAME]).not.toBe((byId({ id: 1n }) as NamedQuery<unknown>)[STATEMENT_NAME]);
     const plain = db.selectFrom('things').select('id').compile() as NamedQuery<unknown>;
     expect(plain[STATEMENT_NAME]).toBeUndefined();

@@ -13,9 +13,14 @@ export const STATEMENT_NAME = Symbol('plant-store statement name');
 /** A compiled query marked as fixed-text: `STATEMENT_NAME` holds its name. */
 export type NamedQuery<Row> = CompiledQuery<Row> & { readonly [STATEMENT_NAME]?: string };
 
-/** A stable name for `sql`: a short hash of the text, so one text has one name on every instance. */
+/**
+ * A stable name for `sql`: its command, then a short hash of the text, so one text has one name on
+ * every instance. The command first keeps pg's trace spans readable (the pg instrumentation names a
+ * named statement's span after its name: `pg.query:WITH-…`, `pg.query:SELECT-…`).
+ */
 export function statementName(sql: string): string {
-  return `ps_${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
+  const command = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
+  return `${command}-${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
 }
 
 /**
