@@ -41,6 +41,11 @@ export const spanTally: SpanTally = { exported: 0, dropped: 0, failed: 0 };
 
 /** Read once: with tracing off, the helpers below do nothing at all on the hot paths. */
 const TRACING = tracingRequested(process.env);
+
+/** Whether this process traces (the SDK was started: `src/tracing.ts` asks the same question). */
+export function tracingOn(): boolean {
+  return TRACING;
+}
 export const tracer = trace.getTracer('plant-store');
 
 /** Remembers the caller's context for `work` (a plant on its way into a group commit), when a span is active. */

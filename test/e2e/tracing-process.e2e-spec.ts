@@ -107,6 +107,9 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     });
     expect(notSampled.status).toBe(200);
     expect((await request(`${service.url}/health/ready`, { method: 'GET', auth: false })).status).toBe(200);
+    // The scrape says so too, while it runs.
+    const scraped = await request(`${service.url}/metrics`, { method: 'GET', auth });
+    expect(scraped.text).toContain('plant_store_trace_spans_total{outcome="dropped"} 0');
 
     expect(await service.stop('SIGTERM')).toBe(0);
     const logs = service.logs();
