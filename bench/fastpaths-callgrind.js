@@ -6,6 +6,10 @@
 // process (not the kernel's work for its sockets and its fsyncs); the instructions of V8's compilers
 // in the window are reported apart, and the comparison is made without them.
 //
+// The read scenarios first store SEEDED plants (before the warm-up, so outside the counted window).
+// A build may also be a script (name=bench/baseline-server.js), run with the same environment: the
+// baseline, whose count shows what the service spends beyond it.
+//
 //   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] name=path/to/dist ...
 const { execFileSync, spawn } = require('node:child_process');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
@@ -25,13 +29,18 @@ const BUILDS = args
   .filter((arg) => arg.includes('='))
   .map((arg) => {
     const [name, dir] = arg.split('=');
-    return { name, main: join(resolve(dir), 'main.js') };
+    return { name, main: dir.endsWith('.js') ? resolve(dir) : join(resolve(dir), 'main.js') };
   });
 
 const TOKEN = 'bench-token-0123456789abcdef0123456789';
+// Plants stored before a read scenario's warm-up: ids 1..SEEDED, every other one with a tag.
+const SEEDED = 2000;
 const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
+  { name: 'get by id (SQLite)', status: 200, seed: true, path: (n) => `/plants/${1 + (n % SEEDED)}` },
+  { name: 'list first page (SQLite)', status: 200, seed: true, path: () => '/plants' },
+  { name: 'list deep page (SQLite)', status: 200, seed: true, path: () => `/plants?after=${SEEDED - 500}` },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1', HOSTNAME: 'bench' };
@@ -47,16 +56,22 @@ function freePort() {
   });
 }
 
-/** `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`. */
+/**
+ * `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`.
+ * A scenario with a `body` POSTs it to /plants; one with a `path` GETs that path.
+ */
 async function send(url, scenario, ids, count) {
   const next = () => ids.next++;
   const worker = async () => {
     for (let sent = 0; sent < count / CONCURRENCY; sent++) {
-      const res = await fetch(`${url}/plants`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify(scenario.body(next())),
-      });
+      const res =
+        scenario.path === undefined
+          ? await fetch(`${url}/plants`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+              body: JSON.stringify(scenario.body(next())),
+            })
+          : await fetch(`${url}${scenario.path(next())}`, { headers: { authorization: `Bearer ${TOKEN}` } });
       await res.arrayBuffer();
       if (res.status !== scenario.status) throw new Error(`${scenario.name}: ${res.status}`);
     }
@@ -134,6 +149,14 @@ async function measure(scenario, build) {
       if (waited > 300000) throw new Error(`${build.name} did not answer`);
       await sleep(100);
     }
+    if (scenario.seed) {
+      const seed = {
+        name: 'seed',
+        status: 200,
+        body: (id) => (id % 2 ? { id, name: 'Monstera', tag: 'tropical' } : { id, name: 'Fern' }),
+      };
+      await send(url, seed, { next: 1 }, SEEDED);
+    }
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);
     callgrindControl(child.pid, 'on');
@@ -143,7 +166,8 @@ async function measure(scenario, build) {
       child.once('exit', done);
       child.kill('SIGTERM');
     });
-    if (KEEP) copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.split(' ')[0]}.out`));
+    if (KEEP)
+      copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.replace(/\W+/g, '-')}.out`));
     const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
     return { all: Number(totals[1]) / REQUESTS, jit: jitInstructions(out) / REQUESTS };
   } finally {
