@@ -6,6 +6,10 @@
 // process (not the kernel's work for its sockets and its fsyncs); the instructions of V8's compilers
 // in the window are reported apart, and the comparison is made without them.
 //
+// The read scenarios first store SEEDED plants (before the warm-up, so outside the counted window).
+// A build may also be a script (name=bench/baseline-server.js), run with the same environment: the
+// baseline, whose count shows what the service spends beyond it.
+//
 //   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] name=path/to/dist ...
 //
 // --env name:VAR=value (repeatable) runs that build with VAR set, `{sink}` in the value being the
@@ -38,16 +42,19 @@ const BUILDS = args
         return [assignment.slice(0, eq), assignment.slice(eq + 1)];
       }),
     );
-    return { name, main: join(resolve(dir), 'main.js'), env };
+    return { name, main: dir.endsWith('.js') ? resolve(dir) : join(resolve(dir), 'main.js'), env };
   });
 
 const TOKEN = 'bench-token-0123456789abcdef0123456789';
+// Plants stored (with one statement, before the warm-up) for the read scenarios: ids 1..SEEDED.
 const SEEDED = 100_000;
 const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
-  // A different id on every request, spread over a store of SEEDED plants (seeded with one statement).
+  // A different id on every request, spread over the seeded store.
   { name: 'get by id (SQLite)', status: 200, seed: SEEDED, path: (n) => `/plants/${((n * 7919) % SEEDED) + 1}` },
+  { name: 'list first page (SQLite)', status: 200, seed: SEEDED, path: () => '/plants' },
+  { name: 'list deep page (SQLite)', status: 200, seed: SEEDED, path: () => `/plants?after=${SEEDED - 5000}` },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1', HOSTNAME: 'bench' };
@@ -63,7 +70,10 @@ function freePort() {
   });
 }
 
-/** `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`. */
+/**
+ * `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`.
+ * A scenario with a `body` POSTs it to /plants; one with a `path` GETs that path.
+ */
 async function send(url, scenario, ids, count) {
   const next = () => ids.next++;
   const worker = async () => {
@@ -183,7 +193,8 @@ async function measure(scenario, build, sink) {
       child.once('exit', done);
       child.kill('SIGTERM');
     });
-    if (KEEP) copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.split(' ')[0]}.out`));
+    if (KEEP)
+      copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.replace(/\W+/g, '-')}.out`));
     const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
     return { all: Number(totals[1]) / REQUESTS, jit: jitInstructions(out) / REQUESTS };
   } finally {
