@@ -6,8 +6,17 @@
 // process (not the kernel's work for its sockets and its fsyncs); the instructions of V8's compilers
 // in the window are reported apart, and the comparison is made without them.
 //
+// The read scenarios first store SEEDED plants (before the warm-up, so outside the counted window).
+// A build may also be a script (name=bench/baseline-server.js), run with the same environment: the
+// baseline, whose count shows what the service spends beyond it.
+//
 //   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] name=path/to/dist ...
+//
+// --env name:VAR=value (repeatable) runs that build with VAR set, `{sink}` in the value being the
+// address of an OTLP/HTTP sink this script runs: the same dist under several names compares tracing
+// off and on, e.g. `--only get off=dist all=dist --env all:OTEL_EXPORTER_OTLP_ENDPOINT={sink}`.
 const { execFileSync, spawn } = require('node:child_process');
+const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
 const os = require('node:os');
@@ -21,17 +30,31 @@ const ONLY = option('--only', undefined);
 // --keep <folder>: keep each run's callgrind output there, for callgrind_annotate.
 const KEEP = option('--keep', undefined);
 const CONCURRENCY = 4;
+const ENVS = args.flatMap((arg, i) => (args[i - 1] === '--env' ? [arg] : []));
 const BUILDS = args
-  .filter((arg) => arg.includes('='))
+  .filter((arg, i) => arg.includes('=') && args[i - 1] !== '--env')
   .map((arg) => {
     const [name, dir] = arg.split('=');
-    return { name, main: join(resolve(dir), 'main.js') };
+    const env = Object.fromEntries(
+      ENVS.filter((spec) => spec.startsWith(`${name}:`)).map((spec) => {
+        const assignment = spec.slice(name.length + 1);
+        const eq = assignment.indexOf('=');
+        return [assignment.slice(0, eq), assignment.slice(eq + 1)];
+      }),
+    );
+    return { name, main: dir.endsWith('.js') ? resolve(dir) : join(resolve(dir), 'main.js'), env };
   });
 
 const TOKEN = 'bench-token-0123456789abcdef0123456789';
+// Plants stored (with one statement, before the warm-up) for the read scenarios: ids 1..SEEDED.
+const SEEDED = 100_000;
 const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
+  // A different id on every request, spread over the seeded store.
+  { name: 'get by id (SQLite)', status: 200, seed: SEEDED, path: (n) => `/plants/${((n * 7919) % SEEDED) + 1}` },
+  { name: 'list first page (SQLite)', status: 200, seed: SEEDED, path: () => '/plants' },
+  { name: 'list deep page (SQLite)', status: 200, seed: SEEDED, path: () => `/plants?after=${SEEDED - 5000}` },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1', HOSTNAME: 'bench' };
@@ -47,16 +70,21 @@ function freePort() {
   });
 }
 
-/** `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`. */
+/**
+ * `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`.
+ * A scenario with a `body` POSTs it to /plants; one with a `path` GETs that path.
+ */
 async function send(url, scenario, ids, count) {
   const next = () => ids.next++;
   const worker = async () => {
     for (let sent = 0; sent < count / CONCURRENCY; sent++) {
-      const res = await fetch(`${url}/plants`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify(scenario.body(next())),
-      });
+      const res = scenario.path
+        ? await fetch(`${url}${scenario.path(next())}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+        : await fetch(`${url}/plants`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+            body: JSON.stringify(scenario.body(next())),
+          });
       await res.arrayBuffer();
       if (res.status !== scenario.status) throw new Error(`${scenario.name}: ${res.status}`);
     }
@@ -91,7 +119,25 @@ function jitInstructions(out) {
   return total;
 }
 
-async function measure(scenario, build) {
+/** An OTLP/HTTP receiver that accepts everything (for builds run with tracing on). */
+async function startSink() {
+  const server = createHttpServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
+
+function seed(path, count) {
+  const Database = require('better-sqlite3');
+  const db = new Database(path);
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+           INSERT INTO plants (id, name, tag) SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM n`);
+  db.close();
+}
+
+async function measure(scenario, build, sink) {
   const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-callgrind-'));
   const out = join(dir, 'callgrind.out');
   const port = await freePort();
@@ -117,6 +163,9 @@ async function measure(scenario, build) {
         NODE_ENV: 'production',
         DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
         DATA_DIR: dir,
+        ...Object.fromEntries(
+          Object.entries(build.env).map(([name, value]) => [name, value.replace('{sink}', sink.url)]),
+        ),
       },
       stdio: ['ignore', 'ignore', 'ignore'],
     },
@@ -134,6 +183,7 @@ async function measure(scenario, build) {
       if (waited > 300000) throw new Error(`${build.name} did not answer`);
       await sleep(100);
     }
+    if (scenario.seed) seed(join(dir, 'plants.db'), scenario.seed);
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);
     callgrindControl(child.pid, 'on');
@@ -143,7 +193,8 @@ async function measure(scenario, build) {
       child.once('exit', done);
       child.kill('SIGTERM');
     });
-    if (KEEP) copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.split(' ')[0]}.out`));
+    if (KEEP)
+      copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.replace(/\W+/g, '-')}.out`));
     const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
     return { all: Number(totals[1]) / REQUESTS, jit: jitInstructions(out) / REQUESTS };
   } finally {
@@ -153,10 +204,11 @@ async function measure(scenario, build) {
 }
 
 async function main() {
+  const sink = await startSink();
   for (const scenario of SCENARIOS) {
     const counts = {};
     for (const build of BUILDS) {
-      const { all, jit } = await measure(scenario, build);
+      const { all, jit } = await measure(scenario, build, sink);
       counts[build.name] = all - jit;
       console.log(
         `${scenario.name} ${build.name}: ${((all - jit) / 1000).toFixed(0)} k instructions/request ` +
@@ -171,6 +223,7 @@ async function main() {
       );
     }
   }
+  sink.close();
 }
 
 main().catch((error) => {

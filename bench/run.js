@@ -76,14 +76,14 @@ function freePort() {
   });
 }
 
-/** Starts a target and resolves once it answers HTTP (any status). */
-async function start(target, env) {
+/** Starts a target (with extra Node flags, if any) and resolves once it answers HTTP (any status). */
+async function start(target, env, flags = []) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = process.hrtime.bigint();
   const child = spawn(
     process.execPath,
-    [...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), TARGETS[target]],
+    [...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), ...flags, TARGETS[target]],
     {
       // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
       env: {
@@ -393,7 +393,7 @@ async function main() {
       });
     }
   }
-  // What tracing costs at 100 % sampling (not in the smoke run).
+  // What tracing costs at 100 % and 10 % sampling, and whether it loses spans (not in the smoke run).
   const tracing =
     (ONLY === undefined && !SMOKE) || ONLY === 'tracing'
       ? await runTracingBench({
@@ -405,6 +405,7 @@ async function main() {
           duration: DURATION,
           connections: CONNECTIONS,
           token: TOKEN,
+          seeded: SEEDED,
         })
       : undefined;
   const startups = [];

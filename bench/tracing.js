@@ -1,100 +1,223 @@
 'use strict';
-// The tracing scenario of `npm run bench`: creates at full load on SQLite with tracing off, and on
-// at 100 % and at 10 % sampling, exporting OTLP/HTTP to a local sink that accepts everything (a collector's cost
-// is not ours). Rounds alternate off and on; it reports the medians and the ratio.
+// The tracing scenario of `npm run bench` (`--only tracing`): `GET /plants/{id}` on a seeded SQLite
+// store, the same build with tracing off, on at 100 % sampling and on at 10 %
+// (`parentbased_traceidratio`, 0.1), exporting OTLP/HTTP JSON to a local sink that accepts everything
+// (a collector's cost is not ours). Each round runs the three in turn; it reports the medians of the
+// per-round ratios of req/s, and of the service's CPU time per request (steadier on a shared machine).
+//
+// No span may be lost: after each traced run the service is stopped with SIGTERM (it flushes), and the
+// server spans of `GET /plants/{id}` the sink received (parsed from the OTLP JSON bodies) are compared
+// with the requests the service answered on that route (its own `http_requests_total`, scraped before
+// the SIGTERM). The difference is the dropped-span count.
+//
+// BENCH_TRACING_PROFILE=<dir>: each run writes a V8 CPU profile (`--cpu-prof`) to <dir>/<mode>/;
+// `node bench/cpu-profile-summary.js <file>` summarises one.
 const { createServer } = require('node:http');
+const { mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
+const os = require('node:os');
+const { join } = require('node:path');
 const autocannon = require('autocannon');
 
+const ROUTE = '/plants/:id';
+const SERVER = 2; // SPAN_KIND_SERVER in OTLP
+
+/** An OTLP/HTTP JSON receiver that counts the server spans of ROUTE, and every span. */
 async function startSink() {
-  let spans = 0;
+  const counts = { serverSpans: 0, spans: 0, bodies: 0, unparsable: 0 };
   const server = createServer((request, response) => {
-    let bytes = 0;
-    request.on('data', (chunk) => (bytes += chunk.length));
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
-      spans += bytes > 0 ? 1 : 0;
+      counts.bodies++;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        for (const resource of body.resourceSpans ?? []) {
+          for (const scope of resource.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              counts.spans++;
+              if (span.kind === SERVER && routeOf(span) === ROUTE) counts.serverSpans++;
+            }
+          }
+        }
+      } catch {
+        counts.unparsable++;
+      }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${server.address().port}`,
-    exports: () => spans,
+    /** The counts since the last call. */
+    take: () => {
+      const taken = { ...counts };
+      for (const key of Object.keys(counts)) counts[key] = 0;
+      return taken;
+    },
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
 
-async function measure(helpers, extraEnv) {
-  const { start, stop, freshStore, duration, connections, token } = helpers;
+function routeOf(span) {
+  return span.attributes?.find((attribute) => attribute.key === 'http.route')?.value?.stringValue;
+}
+
+/** Nanoseconds the process has spent on a CPU so far, all its threads. */
+function cpuNs(pid) {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return total;
+}
+
+/** The requests the service answered on ROUTE, from its own metrics. */
+async function answered(url, token) {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('http_requests_total{') && line.includes(`route="${ROUTE}"`)) {
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
+
+async function measure(helpers, sink, mode, extraEnv) {
+  const { start, stop, freshStore, duration, connections, token, seeded } = helpers;
   const store = await freshStore('sqlite');
-  const server = await start('service', { ...store.env, ...extraEnv });
-  let nextId = 1;
+  const profile = process.env.BENCH_TRACING_PROFILE;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profile, mode)}`] : [];
+  const server = await start('service', { ...store.env, ...extraEnv }, flags);
+  let stopped = false;
   try {
+    await store.seed(seeded);
+    sink.take(); // the start-up's probes and spans are not this run's
+    let n = 0;
     const load = (seconds) =>
       autocannon({
         url: `${server.url}/plants`,
-        method: 'POST',
+        method: 'GET',
         connections,
         duration: seconds,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({ id: nextId++, name: 'Monstera', tag: 'tropical' }),
-            }),
-          },
-        ],
+        headers: { authorization: `Bearer ${token}` },
+        // A different id on every request, spread over the whole seeded store.
+        requests: [{ setupRequest: (req) => ({ ...req, path: `/plants/${((n++ * 7919) % seeded) + 1}` }) }],
       });
-    await load(1);
+    await load(1); // warm-up: JIT, caches
+    const cpuBefore = cpuNs(server.child.pid);
+    const loadStart = process.hrtime.bigint();
     const result = await load(duration);
-    return { rps: result.requests.average, p99: result.latency.p99 };
+    const loadEnd = process.hrtime.bigint();
+    const cpu = cpuNs(server.child.pid) - cpuBefore;
+    if (profile) {
+      // The measured load's window on the monotonic clock V8's profile uses too (µs), for the summary's --window.
+      const window = { start: Number(loadStart / 1000n), end: Number(loadEnd / 1000n) };
+      mkdirSync(join(profile, mode), { recursive: true });
+      writeFileSync(join(profile, mode, `window-${server.child.pid}.json`), JSON.stringify(window));
+    }
+    if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
+      throw new Error(
+        `tracing ${mode}: ${result.errors} errors, ${result.timeouts} timeouts, statuses ${JSON.stringify(result.statusCodeStats)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the last responses in flight
+    const served = await answered(server.url, token);
+    await stop(server); // SIGTERM: the service flushes its spans before it exits
+    stopped = true;
+    const received = sink.take();
+    return {
+      rps: result.requests.average,
+      p99: result.latency.p99,
+      cpuUsPerRequest: cpu / 1000 / result.requests.total,
+      load1: os.loadavg()[0],
+      served,
+      serverSpans: received.serverSpans,
+      spans: received.spans,
+      exports: received.bodies,
+      // Every request's server span is owed at 100 %; at 10 % the sampler decides, so none is counted.
+      dropped: extraEnv.OTEL_TRACES_SAMPLER === 'parentbased_always_on' ? served - received.serverSpans : undefined,
+    };
   } finally {
-    await stop(server);
+    if (!stopped) await stop(server);
     await store.drop();
   }
 }
 
 async function runTracingBench(helpers) {
   const sink = await startSink();
+  const traced = (extra) => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    ...extra,
+  });
+  const modes = {
+    off: {},
+    all: traced({ OTEL_TRACES_SAMPLER: 'parentbased_always_on' }),
+    tenth: traced({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
+  };
   const rounds = [];
   try {
     for (let round = 1; round <= helpers.rounds; round++) {
-      const off = await measure(helpers, {});
-      const on = await measure(helpers, {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_TRACES_SAMPLER: 'always_on',
-      });
-      const tenth = await measure(helpers, {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_TRACES_SAMPLER: 'traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.1',
-      });
-      rounds.push({ off, on, tenth });
+      const result = {};
+      for (const [mode, env] of Object.entries(modes)) result[mode] = await measure(helpers, sink, mode, env);
+      rounds.push(result);
+      const { off, all, tenth } = result;
+      const line = (r) =>
+        `${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms, ${r.cpuUsPerRequest.toFixed(0)} µs CPU/request, load ${r.load1.toFixed(1)})`;
+      const spans = (r) =>
+        `${r.serverSpans} server spans for ${r.served} requests` +
+        (r.dropped === undefined ? '' : ` (${r.dropped} dropped)`);
       console.log(
-        `tracing round ${round}: creates off ${off.rps.toFixed(0)} req/s (p99 ${off.p99} ms), on ${on.rps.toFixed(0)} req/s (p99 ${on.p99} ms), ` +
-          `10 % sampled ${tenth.rps.toFixed(0)} req/s (p99 ${tenth.p99} ms)`,
+        `tracing round ${round}: reads off ${line(off)}; at 100 % ${line(all)}, ${spans(all)}; ` +
+          `at 10 % ${line(tenth)}, ${spans(tenth)}`,
       );
     }
   } finally {
     await sink.close();
   }
   const pick = (f) => helpers.median(rounds.map(f));
+  const sum = (f) => rounds.reduce((total, r) => total + f(r), 0);
   const summary = {
     offRps: pick((r) => r.off.rps),
-    onRps: pick((r) => r.on.rps),
-    onOverOff: pick((r) => r.on.rps / r.off.rps),
-    p99OffMs: pick((r) => r.off.p99),
-    p99OnMs: pick((r) => r.on.p99),
+    allRps: pick((r) => r.all.rps),
     tenthRps: pick((r) => r.tenth.rps),
+    allOverOff: pick((r) => r.all.rps / r.off.rps),
     tenthOverOff: pick((r) => r.tenth.rps / r.off.rps),
-    exportRequests: sink.exports(),
+    allOverOffSpread: [
+      Math.min(...rounds.map((r) => r.all.rps / r.off.rps)),
+      Math.max(...rounds.map((r) => r.all.rps / r.off.rps)),
+    ],
+    tenthOverOffSpread: [
+      Math.min(...rounds.map((r) => r.tenth.rps / r.off.rps)),
+      Math.max(...rounds.map((r) => r.tenth.rps / r.off.rps)),
+    ],
+    // Capacity from CPU time: CPU per request off over CPU per request on.
+    allCpuRatio: pick((r) => r.off.cpuUsPerRequest / r.all.cpuUsPerRequest),
+    tenthCpuRatio: pick((r) => r.off.cpuUsPerRequest / r.tenth.cpuUsPerRequest),
+    p99OffMs: pick((r) => r.off.p99),
+    p99AllMs: pick((r) => r.all.p99),
+    p99TenthMs: pick((r) => r.tenth.p99),
+    servedAt100: sum((r) => r.all.served),
+    serverSpansAt100: sum((r) => r.all.serverSpans),
+    droppedAt100: sum((r) => r.all.dropped),
+    servedAt10: sum((r) => r.tenth.served),
+    serverSpansAt10: sum((r) => r.tenth.serverSpans),
   };
   console.log(
-    `\nTracing at 100 % (SQLite creates): ${summary.onRps.toFixed(0)} req/s against ${summary.offRps.toFixed(0)} off ` +
-      `(${summary.onOverOff.toFixed(2)}), p99 ${summary.p99OnMs} ms against ${summary.p99OffMs} ms; ` +
-      `at 10 %: ${summary.tenthRps.toFixed(0)} req/s (${summary.tenthOverOff.toFixed(2)})`,
+    `\nTracing (SQLite reads, GET /plants/{id}): off ${summary.offRps.toFixed(0)} req/s (p99 ${summary.p99OffMs} ms); ` +
+      `at 100 % ${summary.allRps.toFixed(0)} req/s, ${summary.allOverOff.toFixed(2)}× ` +
+      `(rounds ${summary.allOverOffSpread.map((x) => x.toFixed(2)).join('–')}; CPU/request ${summary.allCpuRatio.toFixed(2)}×), p99 ${summary.p99AllMs} ms; ` +
+      `at 10 % ${summary.tenthRps.toFixed(0)} req/s, ${summary.tenthOverOff.toFixed(2)}× ` +
+      `(rounds ${summary.tenthOverOffSpread.map((x) => x.toFixed(2)).join('–')}; CPU/request ${summary.tenthCpuRatio.toFixed(2)}×), p99 ${summary.p99TenthMs} ms.\n` +
+      `Spans at 100 %: ${summary.serverSpansAt100} server spans received for ${summary.servedAt100} requests answered, ` +
+      `${summary.droppedAt100} dropped; at 10 %: ${summary.serverSpansAt10} for ${summary.servedAt10} ` +
+      `(${((100 * summary.serverSpansAt10) / Math.max(1, summary.servedAt10)).toFixed(1)} %).`,
   );
   return { summary, rounds };
 }

@@ -62,10 +62,15 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
       }, timeoutMs).unref();
       shutDownGracefully(app, timeoutMs).then(
         async () => {
-          // The last spans (the shutdown's own sends among them) leave before the exit.
-          await shutdownTracing().catch((error: unknown) =>
-            logger.warn(`Could not flush the last traces: ${(error as Error).message}`),
-          );
+          // The last spans (the shutdown's own sends among them) leave before the exit; then what
+          // became of them all, loudly if any was lost.
+          const spans = await shutdownTracing();
+          if (spans?.flushError !== undefined) logger.warn(`Could not flush the last traces: ${spans.flushError}`);
+          if (spans !== undefined) {
+            const line = `Traces: ${spans.exported} spans exported, ${spans.dropped} dropped (span queue full), ${spans.failed} not accepted by the collector`;
+            if (spans.dropped + spans.failed > 0) logger.warn(line);
+            else logger.log(line);
+          }
           logger.log('Shutdown complete');
           // Exit once the log is written and nothing else holds the process; at the latest in 100 ms.
           setTimeout(() => process.exit(0), 100).unref();

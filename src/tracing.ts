@@ -1,32 +1,38 @@
 /**
- * OpenTelemetry tracing, off by default and free when off: the SDK and its instrumentations are
- * loaded only when the standard variables ask for it (`OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_TRACES_EXPORTER`, other than `none`). The standard `OTEL_*` names set the rest
- * (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_RESOURCE_ATTRIBUTES`, the exporter's protocol,
- * endpoint, headers and timeout). The trace SDK alone (`sdk-trace-node`), not `sdk-node`, which
- * would ship metrics, logs and gRPC exporters the service does not use.
+ * OpenTelemetry tracing, off by default and free when off: the SDK is loaded only when the standard
+ * variables ask for it (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_TRACES_EXPORTER`, other than `none`).
+ * The standard `OTEL_*` names set the rest (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`,
+ * `OTEL_RESOURCE_ATTRIBUTES`, the exporter's protocol, endpoint, headers and timeout, `OTEL_BSP_*`).
+ * The trace SDK alone (`sdk-trace-node`), not `sdk-node`, which would ship metrics, logs and gRPC
+ * exporters the service does not use.
+ *
+ * What it costs is decided per request, and an unsampled request costs next to nothing: the server
+ * span is ours, made from Fastify's first hook once the sampler has decided (`request-spans.ts`),
+ * and nothing else wraps a request. pg, ioredis and undici are instrumented; their spans, and ours
+ * for SQLite, are made only under a sampled parent.
  *
  * `main.ts` imports this first, before Nest, Fastify, pg or undici are loaded, as the
  * instrumentations require (they patch modules as they are first required).
  */
+import { diag, DiagLogLevel } from '@opentelemetry/api';
+import { subscribe } from 'node:diagnostics_channel';
 // Used as types only (so erased at build): nothing of the SDK is loaded unless tracing is on.
-import * as FastifyOtel from '@fastify/otel';
 import * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
 import * as OtlpProto from '@opentelemetry/exporter-trace-otlp-proto';
 import * as Instrumentation from '@opentelemetry/instrumentation';
-import * as Http from '@opentelemetry/instrumentation-http';
 import * as IORedis from '@opentelemetry/instrumentation-ioredis';
-import * as Nest from '@opentelemetry/instrumentation-nestjs-core';
 import * as Pg from '@opentelemetry/instrumentation-pg';
 import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as Resources from '@opentelemetry/resources';
 import * as TraceBase from '@opentelemetry/sdk-trace-base';
 import * as TraceNode from '@opentelemetry/sdk-trace-node';
+import { FastifyInstance } from 'fastify';
 import { originOf } from './logging/host-of';
-import { tracingRequested } from './platform/trace-context';
+import * as RequestSpans from './platform/request-spans';
+import * as SpanPipeline from './platform/span-pipeline';
+import { SpanTally, spanTally, tracingRequested } from './platform/trace-context';
 
 let provider: TraceNode.NodeTracerProvider | undefined;
-
 /**
  * The exporter the standard variables ask for: OTLP over HTTP, protobuf (the default) or JSON
  * (`OTEL_EXPORTER_OTLP_PROTOCOL`, or its traces variant), or `console`. The exporter reads the
@@ -53,40 +59,39 @@ function exporterFromEnv(env: NodeJS.ProcessEnv): TraceBase.SpanExporter {
 
 function startTracing(): void {
   const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof TraceNode;
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof TraceBase;
   const { defaultResource, detectResources, envDetector, hostDetector, processDetector } =
     require('@opentelemetry/resources') as typeof Resources;
   const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof Instrumentation;
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof Http;
-  const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof FastifyOtel;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof Pg;
   const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as typeof IORedis;
-  const { NestInstrumentation } = require('@opentelemetry/instrumentation-nestjs-core') as typeof Nest;
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof Undici;
+  const { diagnosticsLogger, spanProcessorFromEnv } = require('./platform/span-pipeline') as typeof SpanPipeline;
+  const { traceRequests } = require('./platform/request-spans') as typeof RequestSpans;
   /* eslint-enable @typescript-eslint/no-require-imports */
+  // The SDK's own warnings and errors (a failed export, spans dropped) are written, not swallowed.
+  diag.setLogger(diagnosticsLogger(), DiagLogLevel.WARN);
   provider = new NodeTracerProvider({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector), the host and the process. The
     // sampler comes from OTEL_TRACES_SAMPLER and its argument (the provider reads them).
     resource: defaultResource().merge(detectResources({ detectors: [envDetector, hostDetector, processDetector] })),
-    spanProcessors: [new BatchSpanProcessor(exporterFromEnv(process.env))],
+    spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, spanTally)],
   });
   // The global provider, AsyncLocalStorage context, and W3C trace context propagation.
   provider.register();
+  // The server span of each request, from the hooks of the Fastify instance Nest makes (Fastify
+  // announces each new instance on this channel).
+  const tracer = provider.getTracer('plant-store');
+  subscribe('fastify.initialization', (message) =>
+    traceRequests((message as { fastify: FastifyInstance }).fastify, tracer),
+  );
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      // The server span of each request; health probes and scrapes are not traced.
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => /^\/(health|metrics)(\/|$|\?)/.test(request.url ?? ''),
-      }),
-      // Fastify's hooks and the route (the maintained successor of instrumentation-fastify).
-      new FastifyOtelInstrumentation({ registerOnInitialization: true }),
-      new NestInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
-      // The webhook's requests (undici): a client span each, and `traceparent` on the request. The
-      // endpoint's origin only: its path and query may hold a credential.
-      new UndiciInstrumentation({ startSpanHook: originOnly }),
+      // The webhook's requests (undici), inside a delivery's span: a client span each, and
+      // `traceparent` on the request. The endpoint's origin only: its path and query may hold a credential.
+      new UndiciInstrumentation({ startSpanHook: originOnly, requireParentforSpans: true }),
     ],
   });
 }
@@ -101,9 +106,19 @@ export function originOnly(request: { origin: string | URL }): Record<string, st
   return { 'url.full': originOf(String(request.origin)), 'url.path': undefined, 'url.query': undefined };
 }
 
-/** Flushes the spans still buffered and stops the provider; called last at shutdown. Nothing when tracing is off. */
-export async function shutdownTracing(): Promise<void> {
-  await provider?.shutdown();
+/**
+ * Flushes the spans still buffered and stops the provider; called last at shutdown. Resolves to
+ * what became of the spans since the start, and why the last flush failed if it did (undefined when
+ * tracing is off); never rejects.
+ */
+export async function shutdownTracing(): Promise<(SpanTally & { flushError?: string }) | undefined> {
+  if (provider === undefined) return undefined;
+  try {
+    await provider.shutdown();
+    return { ...spanTally };
+  } catch (error) {
+    return { ...spanTally, flushError: (error as Error).message };
+  }
 }
 
 if (tracingRequested(process.env)) startTracing();

@@ -23,6 +23,12 @@ export const ADMIN_SCOPE = 'webhooks:manage';
 export class AccessTokenVerifier implements OnModuleInit {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
+  /**
+   * The principal of each static token, made once at start-up, by its digest's index: each token of
+   * AUTH_TOKENS (`digests`), then each of ADMIN_TOKENS (`adminDigests`). A request then costs no new
+   * principal and no base64 of its digest.
+   */
+  private staticPrincipals: Principal[] = [];
   private jwt?: JwtVerifier;
   /** The principal of each request verified so far (see `principalOf`), and whether it holds the admin permission. */
   private readonly principals = new WeakMap<object, Principal>();
@@ -50,6 +56,12 @@ export class AccessTokenVerifier implements OnModuleInit {
     }
     this.digests = (this.developmentToken ? [this.developmentToken] : this.config.authTokens).map(digest);
     this.adminDigests = this.config.adminTokens.map(digest);
+    const adminDigests = this.adminDigests;
+    this.staticPrincipals = [...this.digests, ...adminDigests].map((presented) => ({
+      key: `token:${presented.toString('base64url')}`,
+      // A token listed in both AUTH_TOKENS and ADMIN_TOKENS is an admin token.
+      admin: adminDigests.some((known) => known.equals(presented)),
+    }));
   }
 
   /**
@@ -117,11 +129,14 @@ export class AccessTokenVerifier implements OnModuleInit {
     }
     const presented = digest(token);
     // Compare with every token, without stopping at a match, so timing says nothing about which.
-    let accepted = false;
-    for (const known of this.digests) accepted = timingSafeEqual(presented, known) || accepted;
-    let admin = false;
-    for (const known of this.adminDigests) admin = timingSafeEqual(presented, known) || admin;
-    if (accepted || admin) return { key: `token:${presented.toString('base64url')}`, admin };
+    let matched = -1;
+    for (let index = 0; index < this.digests.length; index++) {
+      if (timingSafeEqual(presented, this.digests[index])) matched = index;
+    }
+    for (let index = 0; index < this.adminDigests.length; index++) {
+      if (timingSafeEqual(presented, this.adminDigests[index])) matched = this.digests.length + index;
+    }
+    if (matched >= 0) return this.staticPrincipals[matched];
     if (this.jwt && JWT_SHAPE.test(token)) {
       return this.jwt.verify(token).then(
         ({ issuer, subject, scopes }) => ({

@@ -12,6 +12,7 @@ import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 import { Public } from './public.decorator';
+import { AdminOnly, InsufficientScopeException } from './admin-only.decorator';
 
 @Controller()
 class ExampleController {
@@ -23,10 +24,32 @@ class ExampleController {
   closed() {}
 }
 
-function contextFor(handler: keyof ExampleController, authorization?: string): ExecutionContext {
+// One handler inherited by two controllers, admin-only in one of them.
+@Controller()
+class OpenEndpointsController {
+  @Get('endpoints')
+  endpoints() {}
+}
+@Controller()
+@AdminOnly()
+class AdminEndpointsController extends OpenEndpointsController {}
+
+function contextFor(
+  handler: keyof ExampleController,
+  authorization?: string,
+  request: object = { headers: { authorization } },
+): ExecutionContext {
   return {
     getHandler: () => ExampleController.prototype[handler],
     getClass: () => ExampleController,
+    switchToHttp: () => ({ getRequest: () => request }),
+  } as unknown as ExecutionContext;
+}
+
+function endpointsContext(controller: typeof OpenEndpointsController, authorization: string): ExecutionContext {
+  return {
+    getHandler: () => OpenEndpointsController.prototype.endpoints,
+    getClass: () => controller,
     switchToHttp: () => ({ getRequest: () => ({ headers: { authorization } }) }),
   } as unknown as ExecutionContext;
 }
@@ -93,6 +116,51 @@ describe('BearerAuthGuard', () => {
         expect(error.challenge).toBe('Bearer realm="plant-store", error="invalid_token"');
       },
     );
+  });
+
+  describe('with admin tokens', () => {
+    const adminConfig = loadConfig({
+      AUTH_TOKENS: 'user-token, shared-token',
+      ADMIN_TOKENS: 'admin-token, shared-token',
+    });
+    let verifier: AccessTokenVerifier;
+    let adminGuard: BearerAuthGuard;
+    beforeAll(async () => {
+      verifier = await verifierFor(adminConfig);
+      adminGuard = new BearerAuthGuard(new Reflector(), verifier);
+    });
+
+    it('should let only an admin token through an @AdminOnly() controller, a token of both lists included', () => {
+      // Each call repeated: the answer must not depend on what the guard saw before.
+      for (let round = 0; round < 2; round++) {
+        expect(adminGuard.canActivate(endpointsContext(AdminEndpointsController, 'Bearer admin-token'))).toBe(true);
+        expect(adminGuard.canActivate(endpointsContext(AdminEndpointsController, 'Bearer shared-token'))).toBe(true);
+        expect(() => adminGuard.canActivate(endpointsContext(AdminEndpointsController, 'Bearer user-token'))).toThrow(
+          InsufficientScopeException,
+        );
+      }
+    });
+
+    it('should read @AdminOnly() per controller when two controllers share a handler', () => {
+      expect(adminGuard.canActivate(endpointsContext(OpenEndpointsController, 'Bearer user-token'))).toBe(true);
+      expect(() => adminGuard.canActivate(endpointsContext(AdminEndpointsController, 'Bearer user-token'))).toThrow(
+        InsufficientScopeException,
+      );
+      expect(adminGuard.canActivate(endpointsContext(OpenEndpointsController, 'Bearer user-token'))).toBe(true);
+    });
+
+    it('should give one principal per token, whatever the spelling of the header, and none to share between tokens', () => {
+      const principal = (header: string) => {
+        const request = { headers: { authorization: header } };
+        expect(adminGuard.canActivate(contextFor('closed', undefined, request))).toBe(true);
+        return verifier.principalOf(request);
+      };
+      const user = principal('Bearer user-token');
+      expect(user).toMatch(/^token:[A-Za-z0-9_-]{43}$/);
+      expect(principal('bearer   user-token')).toBe(user);
+      const keys = new Set([user, principal('Bearer admin-token'), principal('Bearer shared-token')]);
+      expect(keys.size).toBe(3);
+    });
   });
 
   describe('when no tokens are configured outside production', () => {

@@ -11,11 +11,13 @@ export class MetricsService {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
 
   /**
-   * The request series by method, route and status, each looked up once, so a request does not
+   * The request series by route, method and status, each looked up once, so a request does not
    * build and validate a label object (a series still hashes its labels on each `inc`/`observe`,
-   * inside prom-client). Bounded: Node accepts only known methods, and routes are templates.
+   * inside prom-client). Nested maps, not one map keyed by a string joined per request: the route
+   * and method strings are the same objects each time, so their hashes are kept, and a request
+   * allocates nothing here. Bounded: Node accepts only known methods, and routes are templates.
    */
-  private readonly requestSeries = new Map<string, RequestSeries>();
+  private readonly requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
 
   constructor(readonly registry: Registry) {
     this.httpRequests = new Counter({
@@ -35,12 +37,16 @@ export class MetricsService {
 
   /** Records one answered request; `route` is the template (`/plants`), never the raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route} ${status}`;
-    let series = this.requestSeries.get(key);
+    let byMethod = this.requestSeries.get(route);
+    if (byMethod === undefined)
+      this.requestSeries.set(route, (byMethod = new Map<string, Map<number, RequestSeries>>()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map<number, RequestSeries>()));
+    let series = byStatus.get(status);
     if (series === undefined) {
       const labels = { method, route, status: String(status) };
       series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
-      this.requestSeries.set(key, series);
+      byStatus.set(status, series);
     }
     series.count.inc();
     series.duration.observe(seconds);

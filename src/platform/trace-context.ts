@@ -8,11 +8,14 @@ import {
   SpanOptions,
   SpanStatusCode,
   trace,
+  TraceFlags,
 } from '@opentelemetry/api';
 
 /**
  * Trace context across the group commit and the outbox. With tracing off, the API is a no-op: no
- * span is active, so nothing is remembered and every span below is a non-recording one.
+ * span is active, so nothing is remembered and every span below is a non-recording one. With it on,
+ * only a sampled request binds its context (`request-spans.ts`): an unsampled one leaves no context
+ * behind, so nothing here does any work for it either.
  */
 const remembered = new WeakMap<object, Context>();
 
@@ -26,8 +29,23 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   return (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? '') !== '';
 }
 
+/** What became of the sampled spans of this process: sent to the collector, dropped (queue full), or failed. */
+export interface SpanTally {
+  exported: number;
+  dropped: number;
+  failed: number;
+}
+
+/** Counted by the span processor (`span-pipeline.ts`) while tracing is on; read by the metrics. */
+export const spanTally: SpanTally = { exported: 0, dropped: 0, failed: 0 };
+
 /** Read once: with tracing off, the helpers below do nothing at all on the hot paths. */
 const TRACING = tracingRequested(process.env);
+
+/** Whether this process traces (the SDK was started: `src/tracing.ts` asks the same question). */
+export function tracingOn(): boolean {
+  return TRACING;
+}
 export const tracer = trace.getTracer('plant-store');
 
 /** Remembers the caller's context for `work` (a plant on its way into a group commit), when a span is active. */
@@ -59,13 +77,32 @@ export function contextFromCarrier(carrier: string | undefined | null): Context 
   }
 }
 
-/** Runs `work` in a span named `name`, child of `parent` (the active context by default), ended when it settles. */
+/** What `work` gets when no span is made for it: every call on it does nothing. */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Whether `parent` holds a sampled span: ours (a sampled request's) or a remote one (a stored
+ * carrier whose `traceparent` says sampled). Spans are only made under such a parent, as pg's
+ * `requireParentSpan` does: an unsampled request, and work outside any request (the dispatcher's
+ * polls), make none, rather than a trace of their own.
+ */
+function sampled(parent: Context): boolean {
+  const span = trace.getSpan(parent);
+  return span !== undefined && (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+}
+
+/**
+ * Runs `work` in a span named `name`, child of `parent` (the active context by default), ended when
+ * it settles; or without a span when that parent holds no sampled span.
+ */
 export function inSpan<T>(name: string, options: SpanOptions, parent: Context | undefined, work: (span: Span) => T): T {
-  if (!TRACING) return work(trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
-  const span = tracer.startSpan(name, options, parent ?? context.active());
+  if (!TRACING) return work(NO_SPAN);
+  const parentContext = parent ?? context.active();
+  if (!sampled(parentContext)) return work(NO_SPAN);
+  const span = tracer.startSpan(name, options, parentContext);
   let result: T;
   try {
-    result = context.with(trace.setSpan(parent ?? context.active(), span), () => work(span));
+    result = context.with(trace.setSpan(parentContext, span), () => work(span));
   } catch (error) {
     span.recordException(error as Error);
     span.setStatus({ code: SpanStatusCode.ERROR });

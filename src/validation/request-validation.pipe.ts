@@ -23,12 +23,18 @@ export class RequestValidationPipe extends CompiledValidationPipe {
     });
   }
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // A bigint parameter is its own pipe's (`toValidate` below), and the stock pipe hands it on as
+    // it is: here at once, without the two async layers under this one (a path id is read on every
+    // GET and DELETE).
+    if ((metadata.metatype as unknown) === BigInt) return Promise.resolve(value);
     // A body is required unless its DTO says otherwise (@OptionalBody): the stock pipe would
     // validate a missing one as {} everywhere.
     if (metadata.type === 'body' && value === undefined) {
       if (!isOptionalBody(metadata.metatype)) {
-        throw withoutStack(() => new BadRequestException('Request body is required: send a JSON object'));
+        return Promise.reject(
+          withoutStack(() => new BadRequestException('Request body is required: send a JSON object')),
+        );
       }
       value = {};
     }

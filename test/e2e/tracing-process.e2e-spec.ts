@@ -81,4 +81,55 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     expect(inTrace.some((span) => span.kind === 3 && span.parentSpanId === delivery!.spanId)).toBe(true);
     expect(names.length).toBeGreaterThan(3);
   });
+
+  it('should export the server span of every sampled request, none of an unsampled one or a probe, and say so at SIGTERM', async () => {
+    service = await startService({
+      DATABASE_URL: schema ? schema.url : `sqlite:${join(dir, 'plants.db')}`,
+      DATA_DIR: dir,
+      AUTH_TOKENS: TOKEN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
+    const auth = `Bearer ${TOKEN}`;
+    expect((await request(`${service.url}/plants`, { body: '{"id":1,"name":"Read"}', auth })).status).toBe(200);
+    const reads = 300;
+    for (let sent = 0; sent < reads; sent += 30) {
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () => request(`${service!.url}/plants/1`, { method: 'GET', auth })),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(30).fill(200));
+    }
+    // A caller that did not sample its trace: no span (parent-based sampling, the default).
+    const unsampled = randomBytes(16).toString('hex');
+    const notSampled = await request(`${service.url}/plants/1`, {
+      method: 'GET',
+      auth,
+      headers: { traceparent: `00-${unsampled}-${randomBytes(8).toString('hex')}-00` },
+    });
+    expect(notSampled.status).toBe(200);
+    expect((await request(`${service.url}/health/ready`, { method: 'GET', auth: false })).status).toBe(200);
+    // The scrape says so too, while it runs.
+    const scraped = await request(`${service.url}/metrics`, { method: 'GET', auth });
+    expect(scraped.text).toContain('plant_store_trace_spans_total{outcome="dropped"} 0');
+
+    expect(await service.stop('SIGTERM')).toBe(0);
+    const logs = service.logs();
+    service = undefined;
+    const servers = collector.spans.filter((span) => span.kind === 2);
+    expect(servers.filter((span) => span.name === 'GET /plants/:id')).toHaveLength(reads);
+    expect(servers.filter((span) => span.name === 'POST /plants')).toHaveLength(1);
+    expect(servers.filter((span) => String(span.attributes['http.route']).startsWith('/health'))).toEqual([]);
+    expect(collector.spans.filter((span) => span.traceId === unsampled)).toEqual([]);
+    // Each read's database span is its server span's child.
+    const serverIds = new Set(servers.map((span) => span.spanId));
+    const database = postgres ? /^pg\.query:SELECT/ : /^sqlite read a plant$/;
+    const readSpans = collector.spans.filter(
+      (span) => database.test(span.name) && serverIds.has(span.parentSpanId ?? ''),
+    );
+    expect(readSpans.length).toBeGreaterThanOrEqual(reads);
+    const tally = logs.find((line) => String(line.msg).startsWith('Traces: '));
+    expect(tally?.msg).toBe(
+      `Traces: ${collector.spans.length} spans exported, 0 dropped (span queue full), 0 not accepted by the collector`,
+    );
+  });
 });
