@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { Client } from 'pg';
 import { PostgresDatabase } from '../src/database/postgres-database';
+import { statementName } from '../src/database/prepared-query';
 import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
@@ -50,6 +52,25 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
       disableAfterMs,
       [firstRetryMs],
     );
+
+  if (postgres) {
+    it('should claim and record with named prepared statements, each named after its fixed text', async () => {
+      await endpoint('http://127.0.0.1:1/named');
+      await commit('a', 'b');
+      const query = jest.spyOn(Client.prototype, 'query');
+      await record(await claimAll(), retry(500));
+      const sent = query.mock.calls.map(
+        ([config]) => config as unknown as { text: string; name?: string; values?: unknown[] },
+      );
+      const withValues = sent.filter((config) => (config.values?.length ?? 0) > 0);
+      expect(withValues.length).toBeGreaterThanOrEqual(3); // the claim, the health read, the record
+      for (const config of withValues) expect(config.name).toBe(statementName(config.text));
+      // BEGIN and COMMIT (no values, the simple protocol) stay unnamed.
+      for (const config of sent.filter((config) => (config.values?.length ?? 0) === 0)) {
+        expect(config.name).toBeUndefined();
+      }
+    });
+  }
 
   it('should claim at most the cap per endpoint, counting what is leased', async () => {
     await endpoint('http://127.0.0.1:1/busy');

@@ -49,9 +49,13 @@ async function openSqlite(path: string, events: PlantEvents = new NoEvents()): P
   return opened(database, events);
 }
 
-async function openPostgres(url: string, connectAttempts = 1): Promise<OpenRepository> {
+async function openPostgres(
+  url: string,
+  connectAttempts = 1,
+  { poolMax = 20, preparedStatements = true } = {},
+): Promise<OpenRepository> {
   const database = new PostgresDatabase(
-    { url, poolMax: 20, connectAttempts, queryTimeoutMs: 30_000 },
+    { url, poolMax, connectAttempts, queryTimeoutMs: 30_000, preparedStatements },
     PLANTS_MIGRATIONS,
   );
   try {
@@ -113,22 +117,25 @@ describePlantsRepositoryContract('SQLite', async () => {
 });
 
 describePostgres('PostgreSQL', () => {
-  describePlantsRepositoryContract('PostgreSQL', async () => {
-    const schema = await createTestSchema();
-    let repository = await openPostgres(schema.url);
-    return {
-      repository,
-      reopen: async () => {
-        await repository.close();
-        repository = await openPostgres(schema.url);
-        return repository;
-      },
-      dispose: async () => {
-        await repository.close();
-        await schema.drop();
-      },
-    };
-  });
+  for (const preparedStatements of [true, false]) {
+    const title = preparedStatements ? 'PostgreSQL' : 'PostgreSQL, DATABASE_PREPARED_STATEMENTS=false';
+    describePlantsRepositoryContract(title, async () => {
+      const schema = await createTestSchema();
+      let repository = await openPostgres(schema.url, 1, { preparedStatements });
+      return {
+        repository,
+        reopen: async () => {
+          await repository.close();
+          repository = await openPostgres(schema.url, 1, { preparedStatements });
+          return repository;
+        },
+        dispose: async () => {
+          await repository.close();
+          await schema.drop();
+        },
+      };
+    });
+  }
 });
 
 /** What only SQLite does: the file, its group commit of creates and deletes, its query plans. */
@@ -290,6 +297,55 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       expect(explained).not.toMatch(/Seq Scan|Sort|Offset/);
     }
     expect(await plan(pages.after(49000n, 100))).toMatch(/Index Cond: \(id > '49000'::bigint\)/);
+  });
+
+  describe('prepared statements', () => {
+    /** Every request's statement once, on a pool of one connection; then what that session holds prepared. */
+    const preparedAfterEachStatement = async (preparedStatements: boolean) => {
+      const database = new PostgresDatabase(
+        { url: schema.url, poolMax: 1, connectAttempts: 1, queryTimeoutMs: 30_000, preparedStatements },
+        PLANTS_MIGRATIONS,
+      );
+      await database.onModuleInit();
+      const repository = opened(database, new NoEvents());
+      try {
+        for (let round = 0; round < 2; round++) {
+          await repository.create({ id: 1n + BigInt(round), name: 'Fern', tag: 'shade' });
+          await repository.get(1n);
+          await repository.list({ limit: 10 });
+          await repository.list({ limit: 10, after: 1n });
+          await repository.delete(2n);
+        }
+        const { rows } = await database.pool.query<{ name: string; statement: string }>(
+          'SELECT name, statement FROM pg_prepared_statements ORDER BY statement',
+        );
+        return rows;
+      } finally {
+        await repository.close();
+      }
+    };
+
+    it('should run the insert, the reads and the delete as named statements, each prepared once per connection', async () => {
+      const rows = await preparedAfterEachStatement(true);
+      const statements = rows.map((row) => row.statement.replace(/\s+/g, ' ').trim());
+      expect(statements).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^WITH inserted AS \( INSERT INTO plants \(id, name, tag\)/),
+          'select "id", "name", "tag" from "plants" where "id" = $1',
+          'select "id", "name", "tag" from "plants" order by "id" limit $1',
+          'select "id", "name", "tag" from "plants" where "id" > $1 order by "id" limit $2',
+          'delete from "plants" where "id" = $1',
+        ]),
+      );
+      expect(rows).toHaveLength(5); // two rounds, one of each: none prepared twice, none per call
+      for (const row of rows) expect(row.name).toMatch(/^(WITH|SELECT|DELETE)-[\w-]{22}$/);
+      // No `SELECT *`: a cached plan stays valid when a migration adds a column.
+      for (const statement of statements) expect(statement).not.toMatch(/select \*/i);
+    });
+
+    it('should name no statement with DATABASE_PREPARED_STATEMENTS=false', async () => {
+      await expect(preparedAfterEachStatement(false)).resolves.toEqual([]);
+    });
   });
 
   describe('when creates arrive together', () => {

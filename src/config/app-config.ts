@@ -10,6 +10,8 @@ export type DatabaseConfig =
       readonly connectAttempts: number;
       /** How long a create or health query may wait for the server's answer (DATABASE_QUERY_TIMEOUT_MS). */
       readonly queryTimeoutMs: number;
+      /** Fixed-text statements as named, server-side prepared ones (DATABASE_PREPARED_STATEMENTS). */
+      readonly preparedStatements: boolean;
     };
 
 /** Signed JWTs accepted as bearer tokens, besides the static ones. */

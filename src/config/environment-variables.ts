@@ -39,6 +39,10 @@ export class EnvironmentVariables {
   DATABASE_QUERY_TIMEOUT_MS?: number;
 
   @IsOptional()
+  @IsIn(['true', 'false'], { message: 'DATABASE_PREPARED_STATEMENTS must be true or false' })
+  DATABASE_PREPARED_STATEMENTS?: string;
+
+  @IsOptional()
   @IsString()
   AUTH_TOKENS?: string;
 

@@ -51,6 +51,7 @@ describe('loadConfig', () => {
         DATABASE_POOL_MAX: '25',
         DATABASE_CONNECT_ATTEMPTS: '3',
         DATABASE_QUERY_TIMEOUT_MS: '2500',
+        DATABASE_PREPARED_STATEMENTS: 'false',
         LOG_LEVEL: 'debug',
         METRICS_PUBLIC: 'true',
         METRICS_PORT: '9100',
@@ -72,6 +73,7 @@ describe('loadConfig', () => {
           poolMax: 25,
           connectAttempts: 3,
           queryTimeoutMs: 2500,
+          preparedStatements: false,
         },
         authTokens: ['1'.repeat(32), '2'.repeat(40), `${'3'.repeat(35)}=`],
         adminTokens: ['a'.repeat(32), 'b'.repeat(33)],
@@ -120,6 +122,7 @@ describe('loadConfig', () => {
         poolMax: 10,
         connectAttempts: 10,
         queryTimeoutMs: 5000,
+        preparedStatements: true,
       });
     });
 
@@ -145,6 +148,10 @@ describe('loadConfig', () => {
       [
         { DATABASE_QUERY_TIMEOUT_MS: '50' },
         'Invalid configuration: DATABASE_QUERY_TIMEOUT_MS must be an integer between 100 and 600000',
+      ],
+      [
+        { DATABASE_PREPARED_STATEMENTS: 'no' },
+        'Invalid configuration: DATABASE_PREPARED_STATEMENTS must be true or false',
       ],
       [
         { AUTH_JWKS_URL: 'https://idp/jwks' },

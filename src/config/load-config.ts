@@ -136,5 +136,6 @@ function databaseConfig(vars: EnvironmentVariables): DatabaseConfig {
     poolMax: vars.DATABASE_POOL_MAX ?? 10,
     connectAttempts: vars.DATABASE_CONNECT_ATTEMPTS ?? 10,
     queryTimeoutMs: vars.DATABASE_QUERY_TIMEOUT_MS ?? 5000,
+    preparedStatements: vars.DATABASE_PREPARED_STATEMENTS !== 'false',
   };
 }

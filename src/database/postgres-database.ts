@@ -6,6 +6,7 @@ import { Database } from './database';
 import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore, POSTGRES_LEGACY_LOCK } from './migrator';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
+import { NamedQuery, STATEMENT_NAME } from './prepared-query';
 import { DialectChoices } from './sql-dialect';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
@@ -19,6 +20,12 @@ export interface PostgresOptions {
   connectAttempts: number;
   /** How long a statement waits for the server's answer before it fails with StorageTimeoutError. */
   queryTimeoutMs: number;
+  /**
+   * Whether the statements marked fixed-text (`prepareQuery`, `fixedText`) run as named, server-side
+   * prepared statements (DATABASE_PREPARED_STATEMENTS; default true). Off behind a pooler that
+   * cannot keep them (PgBouncer in transaction mode before 1.24 without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
 }
 
 const MAX_BACKOFF_MS = 5000;
@@ -46,8 +53,15 @@ export interface TransactionOptions {
 }
 
 /**
- * PostgreSQL through one pool per instance, shared by every feature. Statements are unnamed (no
- * server-side prepared ones), so PgBouncer in transaction mode works.
+ * PostgreSQL through one pool per instance, shared by every feature. The statements whose text is
+ * fixed by construction (compiled once by `prepareQuery`, or marked by `fixedText`: reads by id,
+ * pages, deletes, the plants' batch insert, the webhook queue's) run as named prepared statements:
+ * pg parses each once per connection, then sends only Bind/Execute, and the server skips the parse
+ * and plan of a statement it already holds. Every other statement is unnamed, and so is everything
+ * with `preparedStatements` off (DATABASE_PREPARED_STATEMENTS=false), for a pooler that cannot keep
+ * them (PgBouncer in transaction mode before 1.24 without `max_prepared_statements`). A named
+ * statement lists its columns (never `SELECT *`), so a migration that adds a column during a rolling
+ * deploy leaves the plans cached on the old instances' connections valid.
  *
  * Nothing waits past `queryTimeoutMs`: every connection carries it as `statement_timeout`,
  * `lock_timeout` and `idle_in_transaction_session_timeout`, so the server cancels a statement that
@@ -65,6 +79,8 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   readonly pool: Pool;
   readonly migrations: Migration[];
   readonly kysely: Kysely<Tables>;
+  /** Whether fixed-text statements run as named prepared statements (see the class). */
+  readonly prepared: boolean;
 
   constructor(
     readonly options: PostgresOptions,
@@ -72,6 +88,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   ) {
     super();
     this.migrations = inNameOrder(migrations);
+    this.prepared = options.preparedStatements ?? true;
     this.pool = new Pool({
       // Settings in the URL (application_name, options, ssl…) win over these defaults.
       application_name: 'plant-store',
@@ -139,7 +156,8 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
 
   /** A compiled statement on `on` (the pool, or a transaction's client), timed; errors as the driver threw them. */
   async executeOn<Row>(on: Pool | PoolClient, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    const { rows, rowCount } = await this.timedQuery<Row & QueryResultRow>(on, query.sql, [...query.parameters]);
+    const name = this.prepared ? (query as NamedQuery<Row>)[STATEMENT_NAME] : undefined;
+    const { rows, rowCount } = await this.timedQuery<Row & QueryResultRow>(on, query.sql, [...query.parameters], name);
     return { rows, affectedRows: rowCount ?? 0 };
   }
 
@@ -160,6 +178,8 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     on: Pool | PoolClient,
     text: string,
     values: unknown[],
+    /** A prepared statement's name (fixed-text statements only: see the class); unnamed without it. */
+    name?: string,
   ): Promise<QueryResult<R>> {
     // pg reads `query_timeout` per query; @types/pg's QueryConfig does not declare it.
     const config: QueryConfig & { query_timeout: number } = {
@@ -167,6 +187,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       values,
       query_timeout: this.options.queryTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     };
+    if (name !== undefined) config.name = name;
     return on.query<R>(config);
   }
 

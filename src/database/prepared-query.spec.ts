@@ -1,5 +1,5 @@
 import { Kysely, SqliteDialect } from 'kysely';
-import { prepareQuery } from './prepared-query';
+import { fixedText, NamedQuery, prepareQuery, STATEMENT_NAME, statementName } from './prepared-query';
 
 interface Tables {
   things: { id: bigint; name: string; tag: string | null };
@@ -36,5 +36,30 @@ describe('prepareQuery', () => {
         db.selectFrom('things').selectAll().where('id', '=', id).where('name', '=', 'fixed').compile(),
       ),
     ).toThrow('prepareQuery: a value of "select * from "things" where "id" = ? and "name" = ?" is not a placeholder');
+  });
+});
+
+describe('statement names', () => {
+  const byId = prepareQuery<{ id: bigint }, unknown>(({ id }) =>
+    db.selectFrom('things').select(['id', 'name']).where('id', '=', id).compile(),
+  );
+
+  it('should mark a prepared query with one name for its text, the same on every call and every compile', () => {
+    const again = prepareQuery<{ id: bigint }, unknown>(({ id }) =>
+      db.selectFrom('things').select(['id', 'name']).where('id', '=', id).compile(),
+    );
+    const name = (byId({ id: 1n }) as NamedQuery<unknown>)[STATEMENT_NAME];
+    expect(name).toBe(statementName(byId({ id: 1n }).sql));
+    expect(name).toMatch(/^SELECT-[\w-]{22}$/);
+    expect((byId({ id: 2n }) as NamedQuery<unknown>)[STATEMENT_NAME]).toBe(name);
+    expect((again({ id: 3n }) as NamedQuery<unknown>)[STATEMENT_NAME]).toBe(name);
+  });
+
+  it('should give another text another name, and leave a plain compiled query unmarked', () => {
+    const other = fixedText(db.selectFrom('things').select('id').compile()) as NamedQuery<unknown>;
+    expect(other[STATEMENT_NAME]).toMatch(/^SELECT-/);
+    expect(other[STATEMENT_NAME]).not.toBe((byId({ id: 1n }) as NamedQuery<unknown>)[STATEMENT_NAME]);
+    const plain = db.selectFrom('things').select('id').compile() as NamedQuery<unknown>;
+    expect(plain[STATEMENT_NAME]).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import { Database } from '../../database/database';
 import { StatementResult, Transaction } from '../../database/transaction';
 import { PostgresDatabase } from '../../database/postgres-database';
 import { isUnavailable } from '../../database/postgres-errors';
-import { prepareQuery } from '../../database/prepared-query';
+import { fixedText, prepareQuery } from '../../database/prepared-query';
 import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
 import { sqliteFailure } from '../../database/sqlite-errors';
 import { StorageUnavailableError } from '../../database/storage-unavailable.error';
@@ -318,8 +318,8 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
    * followed by what must commit with new plants (`PlantEvents.createdInStatement`: the webhook
    * outbox's CTEs, which read `inserted`). Rows go in id order, so two batches with ids in common (two
    * instances, say) take their locks in the same order and cannot deadlock; within one id, in the
-   * order they came. Unnamed statements (no server-side prepared ones), so PgBouncer in transaction
-   * mode works.
+   * order they came. Its text is fixed for the process's wiring (the values are the arrays), so it is
+   * marked `fixedText` and runs as a named prepared statement: parsed and planned once per connection.
    */
   private async insertBatchPostgres(store: PostgresDatabase, plants: readonly Plant[]): Promise<PlantRow[]> {
     // The plants as they came (not rebuilt from the rows): each carries its request's trace context.
@@ -337,7 +337,7 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
         RETURNING id, name, tag)
       ${events.ctes}
       SELECT id, name, tag, ${events.outcome} AS events FROM inserted`.compile(store.kysely);
-    const { rows } = await store.executeOn(store.pool, statement);
+    const { rows } = await store.executeOn(store.pool, fixedText(statement));
     if (rows.length > 0) events.committed(rows[0].events);
     return rows;
   }
