@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import { PostgresDatabase } from '../src/database/postgres-database';
-import { statementName } from '../src/database/prepared-query';
 import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
@@ -54,21 +53,15 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     );
 
   if (postgres) {
-    it('should claim and record with named prepared statements, each named after its fixed text', async () => {
+    it('should claim and record with unnamed statements, planned for their values each time', async () => {
       await endpoint('http://127.0.0.1:1/named');
       await commit('a', 'b');
       const query = jest.spyOn(Client.prototype, 'query');
       await record(await claimAll(), retry(500));
-      const sent = query.mock.calls.map(
-        ([config]) => config as unknown as { text: string; name?: string; values?: unknown[] },
-      );
-      const withValues = sent.filter((config) => (config.values?.length ?? 0) > 0);
-      expect(withValues.length).toBeGreaterThanOrEqual(3); // the claim, the health read, the record
-      for (const config of withValues) expect(config.name).toBe(statementName(config.text));
-      // BEGIN and COMMIT (no values, the simple protocol) stay unnamed.
-      for (const config of sent.filter((config) => (config.values?.length ?? 0) === 0)) {
-        expect(config.name).toBeUndefined();
-      }
+      const sent = query.mock.calls.map(([config]) => config as unknown as { text: string; name?: string });
+      expect(sent.length).toBeGreaterThanOrEqual(3); // the claim, the health read, the record
+      // A generic plan kept from an empty queue would scan a full one (see PrepareOptions.named).
+      for (const config of sent) expect(config.name).toBeUndefined();
     });
   }
 

@@ -797,11 +797,13 @@ const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint
 
 /**
  * PostgreSQL's claim and record: a claim in one statement (LATERAL: each endpoint's room), results
- * and health batched with `unnest`, all on the server's clock. Compiled once each.
+ * and health batched with `unnest`, all on the server's clock. Compiled once each, and planned for
+ * their values each time (never named: see `PrepareOptions.named`): the queue is empty at start-up
+ * and holds a backlog under load, and a plan kept from the one would scan the other.
  */
 function postgresStatements(db: Kysely<Tables>) {
   return {
-    claim: prepareQuery<
+    claim: planEachTime<
       { limit: number; leaseMs: number; token: string; endpointCap: number; unreadable: string[] },
       {
         id: string;
@@ -843,11 +845,11 @@ function postgresStatements(db: Kysely<Tables>) {
                   ${ms('d.created_at')} AS created_at_ms, ${DUE_AT} AS due_at`.compile(db),
     ),
     // Leases this claim took and gives back before its commit: never seen leased, nothing counted.
-    unlease: prepareQuery<{ ids: string[]; token: string }, never>(({ ids, token }) =>
+    unlease: planEachTime<{ ids: string[]; token: string }, never>(({ ids, token }) =>
       sql<never>`UPDATE webhook_deliveries SET locked_until = NULL, lease_token = NULL
         WHERE id = ANY(${ids}::bigint[]) AND lease_token = ${token}::uuid`.compile(db),
     ),
-    record: prepareQuery<
+    record: planEachTime<
       {
         ids: string[];
         tokens: string[];
@@ -887,7 +889,7 @@ function postgresStatements(db: Kysely<Tables>) {
           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
         SELECT id::text AS id FROM updated`.compile(db),
     ),
-    health: prepareQuery<{ ids: readonly string[]; disableAfterMs: number }, PostgresHealthRow>(
+    health: planEachTime<{ ids: readonly string[]; disableAfterMs: number }, PostgresHealthRow>(
       ({ ids, disableAfterMs }) =>
         sql<never>`SELECT id, url, signals, throttled, backoffs, disabled,
                  coalesce(failing_since, clock_timestamp())
@@ -895,7 +897,7 @@ function postgresStatements(db: Kysely<Tables>) {
                  (failures = 0 AND failing_since IS NULL AND paused_until IS NULL AND in_flight_cap IS NULL) AS at_rest
           FROM webhook_endpoints WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`.compile(db),
     ),
-    setHealth: prepareQuery<
+    setHealth: planEachTime<
       {
         ids: string[];
         signals: number[];
@@ -930,4 +932,11 @@ function postgresStatements(db: Kysely<Tables>) {
         FROM h WHERE d.endpoint_id = h.id AND h.disable IS NOT NULL AND d.status = 'pending'`.compile(db),
     ),
   };
+}
+
+/** `prepareQuery`, never named: planned for its values each time (see `PrepareOptions.named`). */
+function planEachTime<Values extends Record<string, unknown>, Row>(
+  build: (values: Values) => CompiledQuery<Row>,
+): (values: Values) => CompiledQuery<Row> {
+  return prepareQuery(build, { named: false });
 }
