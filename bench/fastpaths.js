@@ -11,10 +11,11 @@
 // requests answered in between. On a shared, loaded machine this is far steadier than req/s: the
 // process is charged for the work it does, not for the time it waits for a core.
 const { spawn } = require('node:child_process');
-const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
+const { mkdtempSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
+const { cpuNs } = require('./cpu-time');
 const autocannon = require('autocannon');
 
 const args = process.argv.slice(2);
@@ -52,19 +53,6 @@ function freePort() {
       server.close(() => done(port));
     });
   });
-}
-
-/** Nanoseconds the process has spent on a CPU so far, all its threads. */
-function cpuNs(pid) {
-  let total = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return total;
 }
 
 async function start(build, dir) {

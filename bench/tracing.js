@@ -13,10 +13,11 @@
 // BENCH_TRACING_PROFILE=<dir>: each run writes a V8 CPU profile (`--cpu-prof`) to <dir>/<mode>/;
 // `node bench/cpu-profile-summary.js <file>` summarises one.
 const { createServer } = require('node:http');
-const { mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { mkdirSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
+const { cpuNs } = require('./cpu-time');
 
 const ROUTE = '/plants/:id';
 const SERVER = 2; // SPAN_KIND_SERVER in OTLP
@@ -60,19 +61,6 @@ async function startSink() {
 
 function routeOf(span) {
   return span.attributes?.find((attribute) => attribute.key === 'http.route')?.value?.stringValue;
-}
-
-/** Nanoseconds the process has spent on a CPU so far, all its threads. */
-function cpuNs(pid) {
-  let total = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return total;
 }
 
 /** The requests the service answered on ROUTE, from its own metrics. */
