@@ -6,6 +6,11 @@
 // process (not the kernel's work for its sockets and its fsyncs); the instructions of V8's compilers
 // in the window are reported apart, and the comparison is made without them.
 //
+// What the process does on its own meanwhile (the webhook dispatcher's poll, Node's connection
+// checks: timers, charged by the second) would be charged to the requests, and under valgrind a
+// request takes ~40 ms: so an idle window as long as the measured one follows it, and its count is
+// subtracted (reported as "idle").
+//
 // The read scenarios first store SEEDED plants (before the warm-up, so outside the counted window).
 // A build may also be a script (name=bench/baseline-server.js), run with the same environment: the
 // baseline, whose count shows what the service spends beyond it.
@@ -101,6 +106,12 @@ function callgrindControl(pid, state) {
   if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control -i ${state}: ${answer}`);
 }
 
+/** Writes the counts so far to `<out>.1` and starts counting again from zero. */
+function callgrindDump(pid) {
+  const answer = execFileSync('callgrind_control', ['-d', String(pid)], { env: VGDB_ENV });
+  if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control -d: ${answer}`);
+}
+
 /**
  * The instructions spent in V8's compilers (TurboFan, Maglev, Sparkplug), by function: a build whose
  * code is still being optimised in the window pays them once, not per request, so they are reported
@@ -186,17 +197,29 @@ async function measure(scenario, build, sink) {
     if (scenario.seed) seed(join(dir, 'plants.db'), scenario.seed);
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);
+    const started = Date.now();
     callgrindControl(child.pid, 'on');
     await send(url, scenario, ids, REQUESTS);
+    callgrindDump(child.pid); // the measured window, to `${out}.1`
+    await sleep(Date.now() - started); // the idle window, as long
     callgrindControl(child.pid, 'off');
     await new Promise((done) => {
       child.once('exit', done);
       child.kill('SIGTERM');
     });
-    if (KEEP)
-      copyFileSync(out, join(resolve(KEEP), `callgrind.${build.name}.${scenario.name.replace(/\W+/g, '-')}.out`));
-    const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
-    return { all: Number(totals[1]) / REQUESTS, jit: jitInstructions(out) / REQUESTS };
+    const measured = `${out}.1`;
+    if (KEEP) {
+      const name = `callgrind.${build.name}.${scenario.name.replace(/\W+/g, '-')}`;
+      copyFileSync(measured, join(resolve(KEEP), `${name}.out`));
+      copyFileSync(out, join(resolve(KEEP), `${name}.idle.out`));
+    }
+    const totals = (file) => Number(/^totals: (\d+)/m.exec(readFileSync(file, 'utf8'))?.[1] ?? 0);
+    const idle = totals(out);
+    return {
+      all: (totals(measured) - idle) / REQUESTS,
+      jit: (jitInstructions(measured) - (idle > 0 ? jitInstructions(out) : 0)) / REQUESTS,
+      idle: idle / REQUESTS,
+    };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -208,11 +231,12 @@ async function main() {
   for (const scenario of SCENARIOS) {
     const counts = {};
     for (const build of BUILDS) {
-      const { all, jit } = await measure(scenario, build, sink);
+      const { all, jit, idle } = await measure(scenario, build, sink);
       counts[build.name] = all - jit;
       console.log(
         `${scenario.name} ${build.name}: ${((all - jit) / 1000).toFixed(0)} k instructions/request ` +
-          `outside V8's compilers (${(all / 1000).toFixed(0)} k with them)`,
+          `outside V8's compilers (${(all / 1000).toFixed(0)} k with them; idle window subtracted: ` +
+          `${(idle / 1000).toFixed(1)} k/request)`,
       );
     }
     const [reference] = BUILDS;
