@@ -23,9 +23,9 @@
 const { execFileSync, spawn } = require('node:child_process');
 const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
-const { createServer } = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
+const { freePort, sleep } = require('./lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -63,17 +63,6 @@ const SCENARIOS = [
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1', HOSTNAME: 'bench' };
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-
-function freePort() {
-  return new Promise((done) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
 
 /**
  * `count` requests, CONCURRENCY at a time, each with the next id; every answer must have `status`.

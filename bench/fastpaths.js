@@ -12,11 +12,11 @@
 // process is charged for the work it does, not for the time it waits for a core.
 const { spawn } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
-const { createServer } = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { cpuNs } = require('./cpu-time');
 const autocannon = require('autocannon');
+const { freePort, median, sleep } = require('./lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -37,23 +37,6 @@ const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
-
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
-function freePort() {
-  return new Promise((done) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
 
 async function start(build, dir) {
   const port = await freePort();

@@ -10,13 +10,13 @@
 const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
-const { createServer } = require('node:net');
 const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
+const { freePort, median, sleep } = require('./lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -57,24 +57,6 @@ const TARGETS = {
   service: join(ROOT, 'dist', 'main.js'),
   baseline: join(__dirname, 'baseline-server.js'),
 };
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A free port on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a target (with extra Node flags, if any) and resolves once it answers HTTP (any status). */
 async function start(target, env, flags = []) {
