@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Database } from '../../src/database/database';
 import { PostgresDatabase, PostgresTransaction } from '../../src/database/postgres-database';
 import { SqliteDatabase, SqliteTransaction } from '../../src/database/sqlite-database';
@@ -21,7 +18,7 @@ import { SqlDispatchQueue } from '../../src/webhooks/persistence/sql-dispatch-qu
 import { SqlOutboxStore } from '../../src/webhooks/persistence/sql-outbox.store';
 import { SqlEndpointsStore } from '../../src/webhooks/persistence/sql-endpoints.store';
 import { WEBHOOK_MIGRATIONS } from '../../src/webhooks/webhooks.migrations';
-import { createTestSchema, TestSchema } from './postgres';
+import { useFreshDatabase } from './stores';
 
 const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -55,35 +52,12 @@ export function webhookStores(database: Database, column = secretsColumn()): Web
  */
 export function useWebhookStores(postgres: boolean) {
   const state = {} as WebhookStores & { database: Database; committed: number };
-  let dir: string | undefined;
-  let schema: TestSchema | undefined;
+  const database = useFreshDatabase(postgres, MIGRATIONS, { poolMax: 4, queryTimeoutMs: 10_000 });
 
-  beforeEach(async () => {
-    let database: Database;
-    if (postgres) {
-      schema = await createTestSchema();
-      const pg = new PostgresDatabase(
-        { url: schema.url, poolMax: 4, connectAttempts: 1, queryTimeoutMs: 10_000 },
-        MIGRATIONS,
-      );
-      await pg.onModuleInit();
-      database = pg;
-    } else {
-      dir = mkdtempSync(join(tmpdir(), 'plant-store-webhooks-'));
-      const sqlite = new SqliteDatabase(join(dir, 'plants.db'), MIGRATIONS);
-      await sqlite.onModuleInit();
-      database = sqlite;
-    }
-    Object.assign(state, { database, committed: 0, ...webhookStores(database) });
+  beforeEach(() => {
+    Object.assign(state, { database: database(), committed: 0, ...webhookStores(database()) });
   });
-  afterEach(async () => {
-    jest.restoreAllMocks();
-    await (state.database as SqliteDatabase | PostgresDatabase | undefined)?.onApplicationShutdown();
-    await schema?.drop();
-    schema = undefined;
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    dir = undefined;
-  });
+  afterEach(() => jest.restoreAllMocks());
 
   /** Runs `work` in a transaction of the store, as the plants' group commit does (synchronous on SQLite). */
   const inTransaction = async (work: (transaction: SqliteTransaction | PostgresTransaction) => unknown) => {
