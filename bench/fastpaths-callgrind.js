@@ -26,6 +26,7 @@ const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { freePort, sleep } = require('./lib');
+const { NODE, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -129,14 +130,6 @@ async function startSink() {
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
 }
 
-function seed(path, count) {
-  const Database = require('better-sqlite3');
-  const db = new Database(path);
-  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
-           INSERT INTO plants (id, name, tag) SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM n`);
-  db.close();
-}
-
 async function measure(scenario, build, sink) {
   const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-callgrind-'));
   const out = join(dir, 'callgrind.out');
@@ -148,7 +141,7 @@ async function measure(scenario, build, sink) {
       '--tool=callgrind',
       '--instr-atstart=no',
       `--callgrind-out-file=${out}`,
-      process.execPath,
+      NODE,
       '--max-old-space-size=256',
       build.main,
     ],
@@ -183,7 +176,7 @@ async function measure(scenario, build, sink) {
       if (waited > 300000) throw new Error(`${build.name} did not answer`);
       await sleep(100);
     }
-    if (scenario.seed) seed(join(dir, 'plants.db'), scenario.seed);
+    if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);
     const started = Date.now();

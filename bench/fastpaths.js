@@ -15,6 +15,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { cpuNs } = require('./cpu-time');
+const { NODE } = require('./node');
 const autocannon = require('autocannon');
 const { freePort, median, sleep } = require('./lib');
 
@@ -41,7 +42,7 @@ const SCENARIOS = [
 async function start(build, dir) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--max-old-space-size=256', build.main], {
+  const child = spawn(NODE, ['--max-old-space-size=256', build.main], {
     env: {
       PATH: process.env.PATH,
       HOST: '127.0.0.1',

