@@ -1,12 +1,13 @@
 'use strict';
 // The tracing scenario of `npm run bench` (`--only tracing`): `GET /plants/{id}` on a seeded SQLite
 // store, the same build with tracing off, on at 100 % sampling and on at 10 %
-// (`parentbased_traceidratio`, 0.1), exporting OTLP/HTTP JSON to a local sink that accepts everything
-// (a collector's cost is not ours). Each round runs the three in turn; it reports the medians of the
+// (`parentbased_traceidratio`, 0.1), exporting OTLP/HTTP with the service's default protocol
+// (protobuf; BENCH_TRACING_PROTOCOL=http/json for JSON) to a local sink that accepts everything (a
+// collector's cost is not ours). Each round runs the three in turn; it reports the medians of the
 // per-round ratios of req/s, and of the service's CPU time per request (steadier on a shared machine).
 //
 // No span may be lost: after each traced run the service is stopped with SIGTERM (it flushes), and the
-// server spans of `GET /plants/{id}` the sink received (parsed from the OTLP JSON bodies) are compared
+// server spans of `GET /plants/{id}` the sink received (decoded from the OTLP bodies) are compared
 // with the requests the service answered on that route (its own `http_requests_total`, scraped before
 // the SIGTERM). The difference is the dropped-span count.
 //
@@ -22,7 +23,7 @@ const { cpuNs } = require('./cpu-time');
 const ROUTE = '/plants/:id';
 const SERVER = 2; // SPAN_KIND_SERVER in OTLP
 
-/** An OTLP/HTTP JSON receiver that counts the server spans of ROUTE, and every span. */
+/** An OTLP/HTTP receiver (protobuf or JSON) that counts the server spans of ROUTE, and every span. */
 async function startSink() {
   const counts = { serverSpans: 0, spans: 0, bodies: 0, unparsable: 0 };
   const server = createServer((request, response) => {
@@ -31,14 +32,11 @@ async function startSink() {
     request.on('end', () => {
       counts.bodies++;
       try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        for (const resource of body.resourceSpans ?? []) {
-          for (const scope of resource.scopeSpans ?? []) {
-            for (const span of scope.spans ?? []) {
-              counts.spans++;
-              if (span.kind === SERVER && routeOf(span) === ROUTE) counts.serverSpans++;
-            }
-          }
+        const body = Buffer.concat(chunks);
+        const spans = request.headers['content-type']?.includes('json') ? spansOfJson(body) : spansOfProtobuf(body);
+        for (const span of spans) {
+          counts.spans++;
+          if (span.kind === SERVER && span.route === ROUTE) counts.serverSpans++;
         }
       } catch {
         counts.unparsable++;
@@ -59,8 +57,83 @@ async function startSink() {
   };
 }
 
-function routeOf(span) {
-  return span.attributes?.find((attribute) => attribute.key === 'http.route')?.value?.stringValue;
+/** The kind and `http.route` of each span of an OTLP JSON export request. */
+function spansOfJson(body) {
+  const spans = [];
+  for (const resource of JSON.parse(body.toString('utf8')).resourceSpans ?? []) {
+    for (const scope of resource.scopeSpans ?? []) {
+      for (const span of scope.spans ?? []) {
+        const route = span.attributes?.find((attribute) => attribute.key === 'http.route')?.value?.stringValue;
+        spans.push({ kind: span.kind, route });
+      }
+    }
+  }
+  return spans;
+}
+
+/**
+ * The same from an OTLP protobuf export request, read field by field: ExportTraceServiceRequest
+ * resource_spans (1) → ResourceSpans scope_spans (2) → ScopeSpans spans (2) → Span kind (6, varint),
+ * attributes (9) → KeyValue key (1), value (2) → AnyValue string_value (1).
+ */
+function spansOfProtobuf(body) {
+  const spans = [];
+  for (const resource of fields(body, 1)) {
+    for (const scope of fields(resource, 2)) {
+      for (const span of fields(scope, 2)) {
+        let kind;
+        let route;
+        for (const [field, value] of message(span)) {
+          if (field === 6) kind = value;
+          else if (field === 9) {
+            const pair = new Map(message(value));
+            if (pair.get(1)?.toString('utf8') === 'http.route')
+              route = new Map(message(pair.get(2))).get(1)?.toString('utf8');
+          }
+        }
+        spans.push({ kind, route });
+      }
+    }
+  }
+  return spans;
+}
+
+/** The length-delimited fields numbered `number` of a protobuf message. */
+function fields(buffer, number) {
+  return message(buffer)
+    .filter(([field, value]) => field === number && Buffer.isBuffer(value))
+    .map(([, value]) => value);
+}
+
+/** A protobuf message's fields as [number, value]: a number for varints, a Buffer for the rest. */
+function message(buffer) {
+  const out = [];
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 1; ; shift *= 128) {
+      const byte = buffer[at++];
+      if (byte === undefined) throw new Error('truncated');
+      value += (byte & 0x7f) * shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (at < buffer.length) {
+    const tag = varint();
+    const type = tag % 8;
+    const field = Math.floor(tag / 8);
+    if (type === 0) out.push([field, varint()]);
+    else if (type === 1 || type === 5) {
+      const size = type === 1 ? 8 : 4;
+      out.push([field, buffer.subarray(at, at + size)]);
+      at += size;
+    } else if (type === 2) {
+      const length = varint();
+      out.push([field, buffer.subarray(at, at + length)]);
+      at += length;
+    } else throw new Error(`wire type ${type}`);
+  }
+  return out;
 }
 
 /** The requests the service answered on ROUTE, from its own metrics. */
@@ -141,7 +214,7 @@ async function runTracingBench(helpers) {
   const sink = await startSink();
   const traced = (extra) => ({
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_PROTOCOL: process.env.BENCH_TRACING_PROTOCOL || 'http/protobuf',
     ...extra,
   });
   const modes = {
