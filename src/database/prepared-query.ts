@@ -66,8 +66,18 @@ export function prepareQuery<Values extends Record<string, unknown>, Row>(
     }
     return parameter.slice(PLACEHOLDER.length);
   });
-  const query = named ? fixedText(compiled) : compiled;
-  return (values) => ({ ...query, parameters: slots.map((key) => values[key]) });
+  const { sql, query, queryId } = compiled;
+  // Object literals of one shape, not a spread: V8 copies an object with a symbol key (the name)
+  // through its slow generic path, a share of a read by id.
+  if (!named) return (values) => ({ sql, query, queryId, parameters: slots.map((key) => values[key]) });
+  const name = nameOf(sql);
+  return (values): NamedQuery<Row> => ({
+    sql,
+    query,
+    queryId,
+    parameters: slots.map((key) => values[key]),
+    [STATEMENT_NAME]: name,
+  });
 }
 
 export interface PrepareOptions {
