@@ -67,17 +67,27 @@ export function prepareQuery<Values extends Record<string, unknown>, Row>(
     return parameter.slice(PLACEHOLDER.length);
   });
   const { sql, query, queryId } = compiled;
-  // Object literals of one shape, not a spread: V8 copies an object with a symbol key (the name)
-  // through its slow generic path, a share of a read by id.
-  if (!named) return (values) => ({ sql, query, queryId, parameters: slots.map((key) => values[key]) });
-  const name = nameOf(sql);
-  return (values): NamedQuery<Row> => ({
-    sql,
-    query,
-    queryId,
-    parameters: slots.map((key) => values[key]),
-    [STATEMENT_NAME]: name,
-  });
+  const name = named ? nameOf(sql) : undefined;
+  return (values) => new PreparedCall<Row>(sql, query, queryId, slots.map((key) => values[key]), name);
+}
+
+/**
+ * One call of a prepared query: objects of one shape, made by a constructor. Spreading the compiled
+ * query (it holds a symbol key) took V8's slow generic copy, and an object literal with a computed
+ * key calls into V8's runtime until its code is optimised: a share of a read by id either way.
+ */
+class PreparedCall<Row> implements NamedQuery<Row> {
+  readonly [STATEMENT_NAME]: string | undefined;
+
+  constructor(
+    readonly sql: string,
+    readonly query: CompiledQuery<Row>['query'],
+    readonly queryId: CompiledQuery<Row>['queryId'],
+    readonly parameters: readonly unknown[],
+    name: string | undefined,
+  ) {
+    this[STATEMENT_NAME] = name;
+  }
 }
 
 export interface PrepareOptions {
