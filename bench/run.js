@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench [-- --rounds 3 --duration 5 --connections 32 --container-memory 1024 --only replay --smoke]
+// npm run bench [-- --rounds 3 --duration 5 --warmup 1 --connections 32 --container-memory 1024 --only replay --smoke]
 // npm run bench -- --smoke [--save-smoke-baseline]: one second per scenario, compared with (or saved as)
 // bench/results/smoke-baseline.json; CI runs it and warns when a ratio falls 20 % below that baseline.
 // npm run bench -- --soak: memory over 300,000 creates instead (bench/soak.js).
@@ -27,6 +27,9 @@ const option = (name, fallback) => {
 const SMOKE = args.includes('--smoke');
 const ROUNDS = SMOKE ? 1 : option('rounds', 3);
 const DURATION = SMOKE ? 1 : option('duration', 5);
+// --warmup <s>: the load before each measured one (JIT, pools, caches); V8 is still optimising a
+// read's code several seconds into a load, so a longer one shows the steady state.
+const WARMUP = option('warmup', 1);
 const CONNECTIONS = option('connections', 32);
 // --container-memory <MiB>: run both processes with the heap V8 gives itself under that container
 // memory limit. Node sizes V8's heap from the memory it sees: in a cgroup of 1 GiB, a 512 MiB old
@@ -275,7 +278,7 @@ async function measure(scenario, target) {
           },
         ],
       });
-    await load(1); // warm-up: JIT, pools, caches
+    await load(WARMUP); // warm-up: JIT, pools, caches
     const result = await load(DURATION);
     const expected =
       scenario.status < 300 ? result['2xx'] : (result.statusCodeStats[`${scenario.status}`]?.count ?? result.non2xx);

@@ -8,7 +8,7 @@ import { authenticateBeforeBody } from './auth/authenticate-before-body.hook';
 import { AppConfig, TrustProxy } from './config/app-config';
 import { ShutdownSignal } from './lifecycle/shutdown-signal';
 import { parseJsonBody } from './platform/json-body.parser';
-import { addSecurityHeaders } from './platform/security-headers';
+import { securityHeadersFor } from './platform/security-headers';
 import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
@@ -69,8 +69,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
 
   logRequests(fastify, app.get<Logger>(PINO_LOGGER));
   const shutdown = app.get(ShutdownSignal);
+  // The headers of every answer, in one hook (each hook is a step of every request): its request
+  // id, and the security headers.
+  const securityHeaders = securityHeadersFor(`/${DOCS_PATH}`);
   fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
+    void reply.header('x-request-id', request.id).headers(securityHeaders(request));
     done();
   });
   // While shutting down, every answer tells the client not to send another request on this connection.
@@ -78,7 +81,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
     if (shutdown.raised) void reply.header('connection', 'close');
     done(null, payload);
   });
-  addSecurityHeaders(fastify, `/${DOCS_PATH}`);
   if (config.corsOrigins.length > 0) {
     app.enableCors({
       origin: [...config.corsOrigins],

@@ -12,8 +12,9 @@ import { PublicRouteConfig } from './public.decorator';
 export function authenticateBeforeBody(fastify: FastifyInstance, verifier: AccessTokenVerifier): void {
   // A callback hook, not an async one: a static token is settled without a promise.
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
-    const config = request.routeOptions.config as PublicRouteConfig;
-    if (request.is404 || config.isPublic === true || !hasBody(request.headers)) return done(null, payload);
+    // The body first: a GET has none, and `routeOptions` builds a new object on every read.
+    if (!hasBody(request.headers) || request.is404) return done(null, payload);
+    if ((request.routeOptions.config as PublicRouteConfig).isPublic === true) return done(null, payload);
     let pending: Promise<void> | undefined;
     try {
       pending = verifier.verifyRequest(request);

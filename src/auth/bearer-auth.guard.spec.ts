@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Controller, ExecutionContext, Get, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { AppConfig } from '../config/app-config';
 import { loadConfig } from '../config/load-config';
 import { Registry } from 'prom-client';
@@ -39,19 +40,20 @@ function contextFor(
   authorization?: string,
   request: object = { headers: { authorization } },
 ): ExecutionContext {
-  return {
-    getHandler: () => ExampleController.prototype[handler],
-    getClass: () => ExampleController,
-    switchToHttp: () => ({ getRequest: () => request }),
-  } as unknown as ExecutionContext;
+  // Nest's own context, as its router makes it for an HTTP handler: [request, reply, next].
+  return new ExecutionContextHost(
+    [request, {}, () => undefined],
+    ExampleController,
+    ExampleController.prototype[handler],
+  );
 }
 
 function endpointsContext(controller: typeof OpenEndpointsController, authorization: string): ExecutionContext {
-  return {
-    getHandler: () => OpenEndpointsController.prototype.endpoints,
-    getClass: () => controller,
-    switchToHttp: () => ({ getRequest: () => ({ headers: { authorization } }) }),
-  } as unknown as ExecutionContext;
+  return new ExecutionContextHost(
+    [{ headers: { authorization } }, {}, () => undefined],
+    controller,
+    OpenEndpointsController.prototype.endpoints,
+  );
 }
 
 async function verifierFor(config: AppConfig): Promise<AccessTokenVerifier> {

@@ -66,8 +66,28 @@ export function prepareQuery<Values extends Record<string, unknown>, Row>(
     }
     return parameter.slice(PLACEHOLDER.length);
   });
-  const query = named ? fixedText(compiled) : compiled;
-  return (values) => ({ ...query, parameters: slots.map((key) => values[key]) });
+  const { sql, query, queryId } = compiled;
+  const name = named ? nameOf(sql) : undefined;
+  return (values) => new PreparedCall<Row>(sql, query, queryId, slots.map((key) => values[key]), name);
+}
+
+/**
+ * One call of a prepared query: objects of one shape, made by a constructor. Spreading the compiled
+ * query (it holds a symbol key) took V8's slow generic copy, and an object literal with a computed
+ * key calls into V8's runtime until its code is optimised: a share of a read by id either way.
+ */
+class PreparedCall<Row> implements NamedQuery<Row> {
+  readonly [STATEMENT_NAME]: string | undefined;
+
+  constructor(
+    readonly sql: string,
+    readonly query: CompiledQuery<Row>['query'],
+    readonly queryId: CompiledQuery<Row>['queryId'],
+    readonly parameters: readonly unknown[],
+    name: string | undefined,
+  ) {
+    this[STATEMENT_NAME] = name;
+  }
 }
 
 export interface PrepareOptions {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from '../config/config.error';
 import { SpanKind } from '@opentelemetry/api';
 import { CompiledQuery, Kysely, sql } from 'kysely';
-import { inSpan } from '../platform/trace-context';
+import { inSpan, tracingOn } from '../platform/trace-context';
 import { Database } from './database';
 import { migrationSqliteDialect, sharedSqliteDialect } from './kysely-sqlite';
 import { inNameOrder, Migration } from './migration';
@@ -164,10 +164,21 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   }
 
   /**
-   * One statement on the durable connection, at once (synchronously, then resolved), in a span of
-   * its own (SQLite has no instrumentation of its own: the span says what the store did).
+   * One statement on the durable connection, at once (synchronously, then resolved); with tracing on,
+   * in a span of its own (SQLite has no instrumentation of its own: the span says what the store did).
    */
-  async execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+  execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    if (tracingOn()) return this.executeInSpan(action, query);
+    // Untraced, a read builds no span name, options or closure: the statement runs now, and one
+    // settled promise is all it needs.
+    try {
+      return Promise.resolve(runCompiled(this.connection, query));
+    } catch (error) {
+      return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error));
+    }
+  }
+
+  private async executeInSpan<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
     const operation = OPERATIONS[query.query.kind] ?? 'statement';
     return inSpan(
       `sqlite ${action}`,

@@ -1,5 +1,6 @@
 import { ArgumentMetadata, HttpException, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
+import Fastify from 'fastify';
 import {
   IsString,
   MaxLength,
@@ -132,6 +133,35 @@ describe('CompiledValidationPipe', () => {
       );
       await expect(compiled({ id: 1, name: 5 })).rejects.toThrow('name must be a string');
       expect(stockTransform).not.toHaveBeenCalled();
+    } finally {
+      stockTransform.mockRestore();
+    }
+  });
+
+  it('should use the compiled path for a query as Fastify parses it, and answer as the stock pipe', async () => {
+    // The query objects of Fastify's router, not look-alikes (their prototype is the router's own):
+    // two of each, as the stock pipe edits values in place.
+    const app = Fastify();
+    const queries: unknown[] = [];
+    app.get('/', async (request) => queries.push(request.query));
+    const searches = ['', '?after=95000', '?limit=10&after=-7', '?limit=0', '?after=1.5&other=x'];
+    for (const search of [...searches, ...searches]) await app.inject(`/${search}`);
+    await app.close();
+    const metadata: ArgumentMetadata = { type: 'query', metatype: PageQueryDto, data: '' };
+    const answer = (run: () => Promise<unknown>) =>
+      run().then(
+        (dto) => ({ dto, type: (dto as object).constructor }),
+        (error: Error) => ({ message: error.message }),
+      );
+    const stockTransform = jest.spyOn(ValidationPipe.prototype, 'transform');
+    try {
+      for (let index = 0; index < searches.length; index++) {
+        const compiledAnswer = await answer(() => pipe.transform(queries[index], metadata));
+        expect(stockTransform).not.toHaveBeenCalled();
+        const stockAnswer = await answer(() => stockPipe.transform(queries[index + searches.length], metadata));
+        expect({ search: searches[index], ...compiledAnswer }).toEqual({ search: searches[index], ...stockAnswer });
+        stockTransform.mockClear();
+      }
     } finally {
       stockTransform.mockRestore();
     }

@@ -105,19 +105,32 @@ export class CompiledValidationPipe extends ValidationPipe {
 }
 
 /**
- * A plain object whose values are all primitives, with no prototype keys. Fastify's query objects
- * have no prototype at all; a repeated query parameter is a list, so it takes the stock path.
+ * A plain object whose values are all primitives, with no prototype keys: a JSON body, or a query
+ * as Fastify's router parses it (fast-querystring makes it with `new Empty()`, whose prototype is
+ * an empty object without a prototype; taken for a foreign object, every query string went through
+ * class-transformer and class-validator, a deep page's whole extra cost). A repeated query
+ * parameter is a list, so it takes the stock path.
  */
 function isFlatObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return false;
+  if (prototype !== Object.prototype && prototype !== null && !isBareEmpty(prototype)) return false;
   for (const key of Object.keys(value)) {
     if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
     const field = (value as Record<string, unknown>)[key];
     if (typeof field === 'object' && field !== null) return false;
   }
   return true;
+}
+
+/** An object with no keys of its own and no prototype: nothing to inherit from it. */
+function isBareEmpty(prototype: unknown): boolean {
+  return (
+    typeof prototype === 'object' &&
+    prototype !== null &&
+    Object.getPrototypeOf(prototype) === null &&
+    Reflect.ownKeys(prototype).length === 0
+  );
 }
 
 interface Check {
