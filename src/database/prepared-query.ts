@@ -68,7 +68,14 @@ export function prepareQuery<Values extends Record<string, unknown>, Row>(
   });
   const { sql, query, queryId } = compiled;
   const name = named ? nameOf(sql) : undefined;
-  return (values) => new PreparedCall<Row>(sql, query, queryId, slots.map((key) => values[key]), name);
+  return (values) =>
+    new PreparedCall<Row>(
+      sql,
+      query,
+      queryId,
+      slots.map((key) => values[key]),
+      name,
+    );
 }
 
 /**

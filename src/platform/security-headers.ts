@@ -39,8 +39,7 @@ export function securityHeadersFor(docsPath: string): (request: FastifyRequest) 
   const api = API_SECURITY_HEADERS;
   // The route decides; only a URL under the docs path can match a docs route, so the others
   // (every API request) never read `routeOptions`, which builds a new object on every read.
-  return (request) =>
-    request.url.startsWith(docsPath) && request.routeOptions.url?.startsWith(docsPath) ? docs : api;
+  return (request) => (request.url.startsWith(docsPath) && request.routeOptions.url?.startsWith(docsPath) ? docs : api);
 }
 
 /** Runs a helmet middleware once against a response that only records the headers set on it. */
