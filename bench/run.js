@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench [-- --rounds 3 --duration 5 --warmup 1 --connections 32 --container-memory 1024 --only replay --smoke]
+// npm run bench [-- --rounds 3 --duration 5 --warmup 1 --connections 32 --container-memory 1024 --only replay --smoke --pin]
 // npm run bench -- --smoke [--save-smoke-baseline]: one second per scenario, compared with (or saved as)
 // bench/results/smoke-baseline.json; CI runs it and warns when a ratio falls 20 % below that baseline.
 // npm run bench -- --soak: memory over 300,000 creates instead (bench/soak.js).
@@ -7,7 +7,7 @@
 // with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
 // PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
@@ -44,6 +44,17 @@ const HEAP_FLAGS =
         `--max-semi-space-size=${Math.min(16, Math.max(1, CONTAINER_MIB / 256))}`,
       ]
     : [];
+// --pin: the servers (service, baseline) on the first CPU, this process (autocannon, the sinks and
+// receivers) on the others, so that the load generator never takes a server's core: on a 2-CPU machine
+// the ratio is then that of one core's capacity. Unpinned (the default), they share every CPU.
+const PIN = args.includes('--pin');
+const SERVER_CPU = '0';
+if (PIN) {
+  if (os.availableParallelism() < 2) throw new Error('--pin needs at least two CPUs');
+  execFileSync('taskset', ['-a', '-pc', `1-${os.availableParallelism() - 1}`, String(process.pid)], {
+    stdio: 'ignore',
+  });
+}
 // --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 // Production settings refuse a static token under 32 characters.
@@ -67,27 +78,26 @@ async function start(target, env, flags = []) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = process.hrtime.bigint();
-  const child = spawn(
-    NODE,
-    [...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), ...flags, TARGETS[target]],
-    {
-      // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
-      env: {
-        PATH: process.env.PATH,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        AUTH_TOKENS: TOKEN,
-        LOG_LEVEL: 'warn',
-        LOG_FORMAT: 'json',
-        NODE_ENV: 'production',
-        // The 401 scenario sends thousands of failed authentications a second from one address: it
-        // measures the 401 path (counting included), not the 429 the default limit would turn it into.
-        AUTH_FAILURES_PER_MINUTE: '1000000',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  const argv = [NODE, ...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), ...flags, TARGETS[target]];
+  // taskset execs the server: the child's pid is the server's (its CPU time and peak RSS are read by pid).
+  const [command, ...commandArgs] = PIN ? ['taskset', '-c', SERVER_CPU, ...argv] : argv;
+  const child = spawn(command, commandArgs, {
+    // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
+    env: {
+      PATH: process.env.PATH,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      AUTH_TOKENS: TOKEN,
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'production',
+      // The 401 scenario sends thousands of failed authentications a second from one address: it
+      // measures the 401 path (counting included), not the 429 the default limit would turn it into.
+      AUTH_FAILURES_PER_MINUTE: '1000000',
+      ...env,
     },
-  );
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   let exited = false;
   child.once('exit', () => (exited = true));
   for (let waited = 0; waited < 30000; waited += 5) {
@@ -407,6 +417,7 @@ async function main() {
       v8HeapFlags: HEAP_FLAGS,
       serviceFlags: SERVICE_FLAGS,
       smoke: SMOKE,
+      pinned: PIN,
     },
     startupToFirst200Ms: median(startups),
     results,
