@@ -15,7 +15,7 @@
 // A build may also be a script (name=bench/baseline-server.js), run with the same environment: the
 // baseline, whose count shows what the service spends beyond it.
 //
-//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] [--hash-seed 1] name=path/to/dist ...
+//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] [--hash-seed 1] [--simulate] name=path/to/dist ...
 //
 // --env name:VAR=value (repeatable) runs that build with VAR set, `{sink}` in the value being the
 // address of an OTLP/HTTP sink this script runs: the same dist under several names compares tracing
@@ -35,6 +35,10 @@ const WARMUP = Number(option('--warmup', 1500));
 const ONLY = option('--only', undefined);
 // --keep <folder>: keep each run's callgrind output there, for callgrind_annotate.
 const KEEP = option('--keep', undefined);
+// --simulate: callgrind also simulates the caches and the branch predictor, and reports their misses
+// per request: where two builds run about as many instructions, these say which one waits longer
+// for memory and for mispredicted branches (a machine's real counters are not exposed in this VM).
+const SIMULATE = args.includes('--simulate');
 // --hash-seed <n>: V8's hash seed for every build (random per process by default). A list sets ~300
 // row properties a request, each looked up along the prototype chain in V8's hash tables, whose probe
 // lengths follow the seed: two builds with the same list code read 33k and 73k instructions a list
@@ -145,6 +149,7 @@ async function measure(scenario, build, sink) {
     [
       '--tool=callgrind',
       '--instr-atstart=no',
+      ...(SIMULATE ? ['--cache-sim=yes', '--branch-sim=yes'] : []),
       `--callgrind-out-file=${out}`,
       NODE,
       '--max-old-space-size=256',
@@ -201,10 +206,26 @@ async function measure(scenario, build, sink) {
       copyFileSync(measured, join(resolve(KEEP), `${name}.out`));
       copyFileSync(out, join(resolve(KEEP), `${name}.idle.out`));
     }
-    const totals = (file) => Number(/^totals: (\d+)/m.exec(readFileSync(file, 'utf8'))?.[1] ?? 0);
-    const idle = totals(out);
+    // The totals line's counts, by event name (Ir alone unless --simulate).
+    const events = (file) => {
+      const text = readFileSync(file, 'utf8');
+      const names = /^events: (.+)$/m.exec(text)?.[1].split(' ') ?? [];
+      const counts = /^totals: (.+)$/m.exec(text)?.[1].split(' ').map(Number) ?? [];
+      return Object.fromEntries(names.map((name, i) => [name, counts[i] ?? 0]));
+    };
+    const [all, idleEvents] = [events(measured), events(out)];
+    const perRequest = (name) => ((all[name] ?? 0) - (idleEvents[name] ?? 0)) / REQUESTS;
+    const idle = idleEvents.Ir ?? 0;
     return {
-      all: (totals(measured) - idle) / REQUESTS,
+      simulated: SIMULATE
+        ? {
+            l1InstructionMisses: perRequest('I1mr'),
+            l1DataMisses: perRequest('D1mr') + perRequest('D1mw'),
+            lastLevelMisses: perRequest('ILmr') + perRequest('DLmr') + perRequest('DLmw'),
+            mispredictedBranches: perRequest('Bcm') + perRequest('Bim'),
+          }
+        : undefined,
+      all: perRequest('Ir'),
       jit: (jitInstructions(measured) - (idle > 0 ? jitInstructions(out) : 0)) / REQUESTS,
       idle: idle / REQUESTS,
     };
@@ -219,13 +240,20 @@ async function main() {
   for (const scenario of SCENARIOS) {
     const counts = {};
     for (const build of BUILDS) {
-      const { all, jit, idle } = await measure(scenario, build, sink);
+      const { all, jit, idle, simulated } = await measure(scenario, build, sink);
       counts[build.name] = all - jit;
       console.log(
         `${scenario.name} ${build.name}: ${((all - jit) / 1000).toFixed(0)} k instructions/request ` +
           `outside V8's compilers (${(all / 1000).toFixed(0)} k with them; idle window subtracted: ` +
           `${(idle / 1000).toFixed(1)} k/request)`,
       );
+      if (simulated) {
+        console.log(
+          `  simulated, per request: ${Object.entries(simulated)
+            .map(([name, count]) => `${name} ${(count / 1000).toFixed(2)} k`)
+            .join(', ')}`,
+        );
+      }
     }
     const [reference] = BUILDS;
     for (const { name } of BUILDS.slice(1)) {
