@@ -25,7 +25,7 @@ const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const { freePort, sleep } = require('./lib');
+const { TOKEN, freePort, serverEnv, sleep } = require('./lib');
 const { NODE, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
@@ -60,7 +60,6 @@ const BUILDS = args
     return { name, main: dir.endsWith('.js') ? resolve(dir) : join(resolve(dir), 'main.js'), env };
   });
 
-const TOKEN = 'bench-token-0123456789abcdef0123456789';
 // Plants stored (with one statement, before the warm-up) for the read scenarios: ids 1..SEEDED.
 const SEEDED = 100_000;
 const SCENARIOS = [
@@ -159,12 +158,7 @@ async function measure(scenario, build, sink) {
     {
       env: {
         ...VGDB_ENV,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        AUTH_TOKENS: TOKEN,
-        LOG_LEVEL: 'warn',
-        LOG_FORMAT: 'json',
-        NODE_ENV: 'production',
+        ...serverEnv(port),
         DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
         DATA_DIR: dir,
         ...Object.fromEntries(

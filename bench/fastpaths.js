@@ -17,7 +17,7 @@ const { join, resolve } = require('node:path');
 const { cpuNs } = require('./cpu-time');
 const { NODE } = require('./node');
 const autocannon = require('autocannon');
-const { freePort, median, sleep } = require('./lib');
+const { TOKEN, freePort, median, serverEnv, sleep } = require('./lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -33,7 +33,6 @@ const BUILDS = args
   });
 if (BUILDS.length < 2) throw new Error('give at least two builds: name=path/to/dist');
 
-const TOKEN = 'bench-token-0123456789abcdef0123456789';
 const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
@@ -45,12 +44,7 @@ async function start(build, dir) {
   const child = spawn(NODE, ['--max-old-space-size=256', build.main], {
     env: {
       PATH: process.env.PATH,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      AUTH_TOKENS: TOKEN,
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-      NODE_ENV: 'production',
+      ...serverEnv(port),
       DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
       DATA_DIR: dir,
     },

@@ -22,4 +22,19 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-module.exports = { freePort, median, sleep };
+/** The bench's bearer token (production settings refuse a static token under 32 characters). */
+const TOKEN = 'bench-token-0123456789abcdef0123456789';
+
+/** What a server under load runs with: production settings on 127.0.0.1:`port`, request logs off (warn). */
+function serverEnv(port) {
+  return {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    AUTH_TOKENS: TOKEN,
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+    NODE_ENV: 'production',
+  };
+}
+
+module.exports = { TOKEN, freePort, median, serverEnv, sleep };

@@ -16,7 +16,7 @@ const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
-const { freePort, median, sleep } = require('./lib');
+const { TOKEN, freePort, median, serverEnv, sleep } = require('./lib');
 const { NODE, nodeVersion, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
@@ -57,8 +57,6 @@ if (PIN) {
 }
 // --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-// Production settings refuse a static token under 32 characters.
-const TOKEN = 'bench-token-0123456789abcdef0123456789';
 // The service runs with the Node flags it ships with: those of `npm start` (the Dockerfile's CMD has
 // the same; a test holds them together). BENCH_SERVICE_FLAGS replaces them, for experiments.
 const SERVICE_FLAGS = (
@@ -85,12 +83,7 @@ async function start(target, env, flags = []) {
     // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
     env: {
       PATH: process.env.PATH,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      AUTH_TOKENS: TOKEN,
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-      NODE_ENV: 'production',
+      ...serverEnv(port),
       // The 401 scenario sends thousands of failed authentications a second from one address: it
       // measures the 401 path (counting included), not the 429 the default limit would turn it into.
       AUTH_FAILURES_PER_MINUTE: '1000000',
