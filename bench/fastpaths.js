@@ -17,7 +17,7 @@ const { join, resolve } = require('node:path');
 const { cpuNs } = require('./cpu-time');
 const { NODE } = require('./node');
 const autocannon = require('autocannon');
-const { TOKEN, freePort, median, serverEnv, sleep } = require('./lib');
+const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -50,18 +50,8 @@ async function start(build, dir) {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  for (let waited = 0; waited < 30000; waited += 10) {
-    if (child.exitCode !== null) throw new Error(`${build.name} exited before answering`);
-    if (
-      await fetch(url).then(
-        () => true,
-        () => false,
-      )
-    )
-      return { child, url };
-    await sleep(10);
-  }
-  throw new Error(`${build.name} did not answer within 30 s`);
+  await untilAnswering(url, child, build.name);
+  return { child, url };
 }
 
 function stop({ child }) {

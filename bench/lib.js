@@ -37,4 +37,20 @@ function serverEnv(port) {
   };
 }
 
-module.exports = { TOKEN, freePort, median, serverEnv, sleep };
+/** Resolves once the server at `url` answers HTTP (any status); rejects if `child` exits first or after `timeoutMs`. */
+async function untilAnswering(url, child, name, timeoutMs = 30000) {
+  for (let waited = 0; waited < timeoutMs; waited += 10) {
+    if (child.exitCode !== null) throw new Error(`${name} exited before answering`);
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await sleep(10);
+  }
+  throw new Error(`${name} did not answer within ${timeoutMs / 1000} s`);
+}
+
+module.exports = { TOKEN, freePort, median, serverEnv, sleep, untilAnswering };

@@ -1,0 +1,127 @@
+'use strict';
+// Bytes allocated per request of several builds of the service (or a script such as the baseline),
+// by V8's sampling heap profiler with the objects garbage collection freed kept in the profile
+// (bench/heap-sampler.js): what a request makes the GC's young generation churn through, which an
+// instruction count does not show, and where (the functions allocating most). Like callgrind's
+// counts, a property of the code rather than of the machine's load: steady on a noisy machine.
+//
+//   node bench/allocation.js [--requests 20000] [--connections 32] [--only get] [--top 12] name=path/to/dist|script.js ...
+//
+// Each build: started with production settings on a fresh SQLite file (seeded for the reads),
+// warmed with as many requests as are measured, then sampled over --requests requests.
+const { spawn } = require('node:child_process');
+const { existsSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const os = require('node:os');
+const { join, resolve } = require('node:path');
+const autocannon = require('autocannon');
+const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
+const { NODE, seedSqlite } = require('./node');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const REQUESTS = Number(option('--requests', 20000));
+const CONNECTIONS = Number(option('--connections', 32));
+const ONLY = option('--only', undefined);
+const TOP = Number(option('--top', 12));
+const BUILDS = args
+  .filter((arg) => arg.includes('='))
+  .map((arg) => {
+    const [name, target] = arg.split('=');
+    return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js') };
+  });
+if (BUILDS.length === 0)
+  throw new Error('give at least one build: name=path/to/dist (or name=bench/baseline-server.js)');
+
+const SEEDED = 100_000;
+const SCENARIOS = [
+  { name: 'get by id (SQLite)', seed: SEEDED, path: '/plants/4242' },
+  { name: 'list first page (SQLite)', seed: SEEDED, path: '/plants' },
+  { name: 'create (SQLite)', path: '/plants', body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
+
+async function measure(scenario, build) {
+  const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-allocation-'));
+  const profileFile = join(dir, 'heap.json');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(NODE, ['--max-old-space-size=256', '--require', join(__dirname, 'heap-sampler.js'), build.main], {
+    env: {
+      PATH: process.env.PATH,
+      ...serverEnv(port),
+      DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
+      DATA_DIR: dir,
+      HEAP_PROFILE_OUT: profileFile,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await untilAnswering(url, child, build.name);
+    if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
+    let nextId = 1;
+    const load = () =>
+      autocannon({
+        url: `${url}${scenario.path}`,
+        connections: CONNECTIONS,
+        amount: REQUESTS,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        requests: [
+          scenario.body
+            ? { method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) }
+            : { method: 'GET' },
+        ],
+      });
+    await load();
+    child.kill('SIGUSR2');
+    await sleep(200);
+    const result = await load();
+    child.kill('SIGUSR2');
+    for (let waited = 0; !existsSync(profileFile); waited += 50) {
+      if (waited > 30000) throw new Error(`${build.name}: no heap profile`);
+      await sleep(50);
+    }
+    const answered = result['2xx'];
+    if (answered !== REQUESTS)
+      throw new Error(`${build.name} ${scenario.name}: ${answered} of ${REQUESTS} answered 2xx`);
+    return summarize(JSON.parse(readFileSync(profileFile, 'utf8')), answered);
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Bytes per request in all, and by allocating function (name, file or package, line). */
+function summarize(profile, requests) {
+  const byFunction = new Map();
+  let total = 0;
+  const visit = (node) => {
+    if (node.selfSize > 0) {
+      const { functionName, url, lineNumber } = node.callFrame;
+      const where = url
+        .replace(/^.*node_modules\//, '')
+        .replace(/^file:\/\//, '')
+        .replace(process.cwd(), '.');
+      const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+      byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize);
+      total += node.selfSize;
+    }
+    node.children.forEach(visit);
+  };
+  visit(profile.head);
+  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, TOP);
+  return { bytes: total / requests, top: top.map(([where, bytes]) => ({ where, bytes: bytes / requests })) };
+}
+
+async function main() {
+  for (const scenario of SCENARIOS) {
+    for (const build of BUILDS) {
+      const { bytes, top } = await measure(scenario, build);
+      console.log(`${scenario.name} ${build.name}: ${(bytes / 1024).toFixed(1)} KiB allocated per request`);
+      for (const { where, bytes: b } of top) console.log(`  ${b.toFixed(0).padStart(6)} B  ${where}`);
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
