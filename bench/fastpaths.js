@@ -1,6 +1,6 @@
 'use strict';
-// Service CPU time per request of several builds of the service, under the same autocannon load,
-// alternating the builds in every round (the order rotates each round). Made to decide whether a
+// Service CPU time per request of several builds of the service (creates, 400s, gets by id), under
+// the same autocannon load, alternating the builds in every round (the order rotates each round). Made to decide whether a
 // hand-written fast path still pays: build a variant with it off, copy each build's `dist` to a
 // folder inside the repository (so `node_modules` resolves), and compare.
 //
@@ -15,7 +15,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { cpuNs } = require('./cpu-time');
-const { NODE } = require('./node');
+const { NODE, seedSqlite } = require('./node');
 const autocannon = require('autocannon');
 const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
 
@@ -33,9 +33,12 @@ const BUILDS = args
   });
 if (BUILDS.length < 2) throw new Error('give at least two builds: name=path/to/dist');
 
+const SEEDED = 100_000;
 const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
+  // Reads: a different id each time over SEEDED plants (stored with one statement before the warm-up).
+  { name: 'get by id (SQLite)', status: 200, seed: SEEDED, path: (n) => `/plants/${((n * 7919) % SEEDED) + 1}` },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 async function start(build, dir) {
@@ -66,15 +69,19 @@ async function measure(scenario, build) {
   const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fastpaths-'));
   const server = await start(build, dir);
   try {
+    if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
     let nextId = 1000;
     const load = (duration) =>
       autocannon({
         url: `${server.url}/plants`,
-        method: 'POST',
         connections: CONNECTIONS,
         duration,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) }],
+        requests: [
+          scenario.path
+            ? { method: 'GET', setupRequest: (req) => ({ ...req, path: scenario.path(nextId++) }) }
+            : { method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) },
+        ],
       });
     await load(1);
     const before = cpuNs(server.child.pid);
