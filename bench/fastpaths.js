@@ -5,6 +5,7 @@
 // folder inside the repository (so `node_modules` resolves), and compare.
 //
 //   node bench/fastpaths.js [--rounds 6] [--duration 4] [--connections 32] [--only 400] name=path/to/dist ...
+//   node bench/fastpaths.js --interleave --rounds 20 --duration 1 …: the builds run side by side (below)
 //
 // CPU time is the sum of /proc/<pid>/task/*/schedstat (nanoseconds on a CPU, every thread of the
 // service process), read after the warm-up and at the end of the measured load, divided by the
@@ -25,6 +26,7 @@ const ROUNDS = Number(option('--rounds', 6));
 const DURATION = Number(option('--duration', 4));
 const CONNECTIONS = Number(option('--connections', 32));
 const ONLY = option('--only', undefined);
+const INTERLEAVE = args.includes('--interleave');
 const BUILDS = args
   .filter((arg) => arg.includes('='))
   .map((arg) => {
@@ -65,51 +67,90 @@ function stop({ child }) {
   });
 }
 
-async function measure(scenario, build) {
+/** A build started for a scenario (its own store, seeded for reads): `sample(duration)` measures a load on it. */
+async function open(scenario, build) {
   const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fastpaths-'));
   const server = await start(build, dir);
-  try {
-    if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
-    let nextId = 1000;
-    const load = (duration) =>
-      autocannon({
-        url: `${server.url}/plants`,
-        connections: CONNECTIONS,
-        duration,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        requests: [
-          scenario.path
-            ? { method: 'GET', setupRequest: (req) => ({ ...req, path: scenario.path(nextId++) }) }
-            : { method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) },
-        ],
-      });
-    await load(1);
+  if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
+  let nextId = 1000;
+  const load = (duration) =>
+    autocannon({
+      url: `${server.url}/plants`,
+      connections: CONNECTIONS,
+      duration,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      requests: [
+        scenario.path
+          ? { method: 'GET', setupRequest: (req) => ({ ...req, path: scenario.path(nextId++) }) }
+          : { method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify(scenario.body(nextId++)) }) },
+      ],
+    });
+  const sample = async (duration) => {
     const before = cpuNs(server.child.pid);
-    const result = await load(DURATION);
+    const result = await load(duration);
     const cpu = cpuNs(server.child.pid) - before;
     const answered = result.statusCodeStats[`${scenario.status}`]?.count ?? 0;
     if (result.errors > 0 || Object.keys(result.statusCodeStats).some((s) => Number(s) !== scenario.status)) {
       throw new Error(`${build.name} ${scenario.name}: statuses ${JSON.stringify(result.statusCodeStats)}`);
     }
-    return { usPerRequest: cpu / 1000 / answered, rps: answered / DURATION, load1: os.loadavg()[0] };
-  } finally {
+    return { usPerRequest: cpu / 1000 / answered, rps: answered / duration, load1: os.loadavg()[0] };
+  };
+  const close = async () => {
     await stop(server);
     rmSync(dir, { recursive: true, force: true });
+  };
+  return { load, sample, close };
+}
+
+/** One build's measurement in a fresh process: a second's warm-up, then DURATION seconds. */
+async function measure(scenario, build) {
+  const opened = await open(scenario, build);
+  try {
+    await opened.load(1);
+    return await opened.sample(DURATION);
+  } finally {
+    await opened.close();
+  }
+}
+
+const record = (results, scenario, build, round, m) => {
+  ((results[scenario.name] ??= {})[build.name] ??= []).push(m);
+  console.log(
+    `round ${round + 1} ${scenario.name} ${build.name}: ${m.usPerRequest.toFixed(1)} µs CPU/request, ` +
+      `${m.rps.toFixed(0)} req/s, load ${m.load1.toFixed(2)}`,
+  );
+};
+
+/**
+ * --interleave: every build runs at once, each round loads each of them in turn for DURATION
+ * seconds (make it short: 1), so a round's pair is measured seconds apart on the same processes,
+ * whatever the machine's speed does between rounds.
+ */
+async function interleaved(scenario, results) {
+  const opened = [];
+  try {
+    for (const build of BUILDS) opened.push(await open(scenario, build));
+    for (const build of opened) await build.load(2);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < BUILDS.length; i++) {
+        const at = (i + round) % BUILDS.length;
+        record(results, scenario, BUILDS[at], round, await opened[at].sample(DURATION));
+      }
+    }
+  } finally {
+    for (const build of opened) await build.close();
   }
 }
 
 async function main() {
   const results = {};
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const scenario of SCENARIOS) {
-      const order = BUILDS.map((_, i) => BUILDS[(i + round) % BUILDS.length]);
-      for (const build of order) {
-        const m = await measure(scenario, build);
-        ((results[scenario.name] ??= {})[build.name] ??= []).push(m);
-        console.log(
-          `round ${round + 1} ${scenario.name} ${build.name}: ${m.usPerRequest.toFixed(1)} µs CPU/request, ` +
-            `${m.rps.toFixed(0)} req/s, load ${m.load1.toFixed(2)}`,
-        );
+  if (INTERLEAVE) {
+    for (const scenario of SCENARIOS) await interleaved(scenario, results);
+  } else {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const scenario of SCENARIOS) {
+        const order = BUILDS.map((_, i) => BUILDS[(i + round) % BUILDS.length]);
+        for (const build of order) record(results, scenario, build, round, await measure(scenario, build));
       }
     }
   }
