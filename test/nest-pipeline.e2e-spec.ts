@@ -3,6 +3,7 @@ import {
   CallHandler,
   CanActivate,
   Controller,
+  createParamDecorator,
   ExecutionContext,
   Get,
   Header,
@@ -24,6 +25,22 @@ import { Test } from '@nestjs/testing';
 import { FastifyReply } from 'fastify';
 import { map, Observable, of } from 'rxjs';
 import { request } from './support/http';
+
+/** What the parameter decorators and pipes below were called with, in order, for one request. */
+const calls: string[] = [];
+/** A parameter decorator that refuses a caller without `x-user`, synchronously. */
+const CurrentUser = createParamDecorator((_data: unknown, context: ExecutionContext) => {
+  const user = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-user'];
+  if (user === undefined) throw new UnauthorizedException('no user');
+  return user;
+});
+/** A parameter decorator whose value is a promise. */
+const AsyncUser = createParamDecorator(async (_data: unknown, context: ExecutionContext) => {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  return {
+    name: context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-user'],
+  };
+});
 
 /**
  * Nest's request pipeline as this service runs it: `@nestjs/core` carries our patch
@@ -57,6 +74,26 @@ class Later implements PipeTransform {
     return `${value}!`;
   }
 }
+
+@Injectable()
+class NameOf implements PipeTransform {
+  transform(value: { name?: string }): string | undefined {
+    return value.name;
+  }
+}
+
+@Injectable()
+class Noted implements PipeTransform {
+  transform(value: string): string {
+    calls.push(`pipe(${value})`);
+    return value;
+  }
+}
+const NotedValue = (name: string) =>
+  createParamDecorator((data: string) => {
+    calls.push(`value(${data})`);
+    return data;
+  })(name, Noted);
 
 @Injectable()
 class Wrapped implements NestInterceptor {
@@ -169,6 +206,32 @@ class PipelineController {
     return { n };
   }
 
+  // Nest lists a handler's parameters last first: `q`'s pipe runs before the user is read.
+  @Get('user-then-later/:q')
+  userThenLater(@CurrentUser() user: string, @Param('q', Later) q: string): { user: string; q: string } {
+    return { user, q };
+  }
+
+  @Get('user-then-sync/:n')
+  userThenSync(@CurrentUser() user: string, @Param('n', Doubled) n: number): { user: string; n: number } {
+    return { user, n };
+  }
+
+  @Get('async-user')
+  asyncUser(@AsyncUser(NameOf) name: string): { name: string } {
+    return { name };
+  }
+
+  @Get('order')
+  order(@NotedValue('a') a: string, @NotedValue('b') b: string): { a: string; b: string } {
+    return { a, b };
+  }
+
+  @Get('both-refused')
+  bothRefused(@Query('a', Doubled, Doubled) a: number, @Query('b', Doubled) b: number): { a: number; b: number } {
+    return { a, b };
+  }
+
   @Get('pipes-on-method/:word')
   @UsePipes(Later)
   pipesOnMethod(@Param('word') word: string): { word: string } {
@@ -245,10 +308,32 @@ describe('Nest request pipeline on Fastify (patched @nestjs/core)', () => {
     ['/guarded/rejects', 401, 'rejected by the guard'],
     ['/intercepted/x', 400, 'not an integer: x'],
     ['/pipes-on-method/no', 400, 'refused later'],
+    // A parameter decorator that throws answers before any pipe's error: every value is read first.
+    ['/user-then-later/no', 401, 'no user'],
+    ['/user-then-sync/x', 401, 'no user'],
+    // Two parameters refused: the error of the one with the fewest pipes, as the unpatched core.
+    ['/both-refused?a=x&b=y', 400, 'not an integer: y'],
   ])('answers GET %s with %i through the exception handler', async (path, status, message) => {
     const result = await get(path);
     expect(result.status).toBe(status);
     expect(result.body).toMatchObject({ statusCode: status, message });
+  });
+
+  it('hands the pipes of a parameter decorator that answers with a promise its value', async () => {
+    const result = await get('/async-user', { 'x-user': 'ann' });
+    expect(result.body).toEqual({ name: 'ann' });
+  });
+
+  it('reads every parameter before it runs any pipe', async () => {
+    calls.length = 0;
+    expect((await get('/order')).body).toEqual({ a: 'a', b: 'b' });
+    expect(calls).toEqual(['value(b)', 'value(a)', 'pipe(b)', 'pipe(a)']);
+  });
+
+  it('leaves no promise unhandled when a parameter is refused while another one is still in its pipes', async () => {
+    expect((await get('/user-then-later/no')).status).toBe(401);
+    // `Later` refuses 5 ms after the 401 went out: the check after each test sees what it did.
+    await new Promise((resolve) => setTimeout(resolve, 30));
   });
 
   it('sets the route status and headers before the handler runs', async () => {
