@@ -95,6 +95,16 @@ const NotedValue = (name: string) =>
     return data;
   })(name, Noted);
 
+/** Answers an object whose `then` cannot be read (a revoked proxy, as a finished Immer draft is). */
+@Injectable()
+class Unreadable implements PipeTransform {
+  transform(): object {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  }
+}
+
 @Injectable()
 class Wrapped implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -232,6 +242,11 @@ class PipelineController {
     return { a, b };
   }
 
+  @Get('unreadable')
+  unreadable(@Query('later', Later) later: string, @Query('now', Unreadable) now: object): object {
+    return { later, now };
+  }
+
   @Get('pipes-on-method/:word')
   @UsePipes(Later)
   pipesOnMethod(@Param('word') word: string): { word: string } {
@@ -333,6 +348,11 @@ describe('Nest request pipeline on Fastify (patched @nestjs/core)', () => {
   it('leaves no promise unhandled when a parameter is refused while another one is still in its pipes', async () => {
     expect((await get('/user-then-later/no')).status).toBe(401);
     // `Later` refuses 5 ms after the 401 went out: the check after each test sees what it did.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  });
+
+  it("refuses a pipe result whose `then` cannot be read, and leaves the other parameter's promise handled", async () => {
+    expect((await get('/unreadable?later=no&now=x')).status).toBe(500);
     await new Promise((resolve) => setTimeout(resolve, 30));
   });
 
