@@ -25,7 +25,7 @@ const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const { TOKEN, freePort, serverEnv, sleep } = require('./lib');
+const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
@@ -169,18 +169,8 @@ async function measure(scenario, build, sink) {
     },
   );
   try {
-    for (let waited = 0; ; waited += 100) {
-      if (child.exitCode !== null) throw new Error(`${build.name} exited before answering`);
-      if (
-        await fetch(url).then(
-          () => true,
-          () => false,
-        )
-      )
-        break;
-      if (waited > 300000) throw new Error(`${build.name} did not answer`);
-      await sleep(100);
-    }
+    // Under valgrind start-up takes a minute or more.
+    await untilAnswering(url, child, build.name, 300000);
     if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);
