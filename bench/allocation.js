@@ -6,6 +6,8 @@
 // counts, a property of the code rather than of the machine's load: steady on a noisy machine.
 //
 //   node bench/allocation.js [--requests 20000] [--connections 32] [--only get] [--top 12] name=path/to/dist|script.js ...
+//   node bench/allocation.js --promises …: promises made per request instead, and by whom
+//     (bench/promise-counter.js: what an AsyncLocalStorage's hook, tracing's on Node 20, runs for)
 //
 // Each build: started with production settings on a fresh SQLite file (seeded for the reads),
 // warmed with as many requests as are measured, then sampled over --requests requests.
@@ -23,6 +25,7 @@ const REQUESTS = Number(option('--requests', 20000));
 const CONNECTIONS = Number(option('--connections', 32));
 const ONLY = option('--only', undefined);
 const TOP = Number(option('--top', 12));
+const PROMISES = args.includes('--promises');
 const BUILDS = args
   .filter((arg) => arg.includes('='))
   .map((arg) => {
@@ -44,13 +47,15 @@ async function measure(scenario, build) {
   const profileFile = join(dir, 'heap.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(NODE, ['--max-old-space-size=256', '--require', join(__dirname, 'heap-sampler.js'), build.main], {
+  const sampler = join(__dirname, PROMISES ? 'promise-counter.js' : 'heap-sampler.js');
+  const child = spawn(NODE, ['--max-old-space-size=256', '--require', sampler, build.main], {
     env: {
       PATH: process.env.PATH,
       ...serverEnv(port),
       DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
       DATA_DIR: dir,
       HEAP_PROFILE_OUT: profileFile,
+      PROMISE_COUNT_OUT: profileFile,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -82,7 +87,8 @@ async function measure(scenario, build) {
     const answered = result['2xx'];
     if (answered !== REQUESTS)
       throw new Error(`${build.name} ${scenario.name}: ${answered} of ${REQUESTS} answered 2xx`);
-    return summarize(JSON.parse(readFileSync(profileFile, 'utf8')), answered);
+    const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
+    return PROMISES ? promisesPerRequest(profile, answered) : summarize(profile, answered);
   } finally {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -111,9 +117,23 @@ function summarize(profile, requests) {
   return { bytes: total / requests, top: top.map(([where, bytes]) => ({ where, bytes: bytes / requests })) };
 }
 
+/** Promises made per request in all, and by their creators (the two nearest frames). */
+function promisesPerRequest({ total, creators }, requests) {
+  return {
+    count: total / requests,
+    top: creators.slice(0, TOP).map(([where, count]) => ({ where, count: count / requests })),
+  };
+}
+
 async function main() {
   for (const scenario of SCENARIOS) {
     for (const build of BUILDS) {
+      if (PROMISES) {
+        const { count, top } = await measure(scenario, build);
+        console.log(`${scenario.name} ${build.name}: ${count.toFixed(1)} promises made per request`);
+        for (const { where, count: c } of top) console.log(`  ${c.toFixed(2).padStart(6)}  ${where}`);
+        continue;
+      }
       const { bytes, top } = await measure(scenario, build);
       console.log(`${scenario.name} ${build.name}: ${(bytes / 1024).toFixed(1)} KiB allocated per request`);
       for (const { where, bytes: b } of top) console.log(`  ${b.toFixed(0).padStart(6)} B  ${where}`);
