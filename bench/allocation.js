@@ -6,8 +6,8 @@
 // counts, a property of the code rather than of the machine's load: steady on a noisy machine.
 //
 //   node bench/allocation.js [--requests 20000] [--connections 32] [--only get] [--top 12] name=path/to/dist|script.js ...
-//   node bench/allocation.js --promises …: promises made per request instead, and by whom
-//     (bench/promise-counter.js: what an AsyncLocalStorage's hook, tracing's on Node 20, runs for)
+//   node bench/allocation.js --promises …: async resources (promises, ticks…) made per request instead,
+//     by type and by whom (bench/promise-counter.js: what tracing's AsyncLocalStorage runs a hook for on Node 20)
 //
 // Each build: started with production settings on a fresh SQLite file (seeded for the reads),
 // warmed with as many requests as are measured, then sampled over --requests requests.
@@ -117,10 +117,11 @@ function summarize(profile, requests) {
   return { bytes: total / requests, top: top.map(([where, bytes]) => ({ where, bytes: bytes / requests })) };
 }
 
-/** Promises made per request in all, and by their creators (the two nearest frames). */
-function promisesPerRequest({ total, creators }, requests) {
+/** Async resources made per request in all, by type, and by their creators (the two nearest frames). */
+function promisesPerRequest({ total, types, creators }, requests) {
   return {
     count: total / requests,
+    types: types.map(([type, count]) => `${type} ${(count / requests).toFixed(1)}`).join(', '),
     top: creators.slice(0, TOP).map(([where, count]) => ({ where, count: count / requests })),
   };
 }
@@ -129,8 +130,8 @@ async function main() {
   for (const scenario of SCENARIOS) {
     for (const build of BUILDS) {
       if (PROMISES) {
-        const { count, top } = await measure(scenario, build);
-        console.log(`${scenario.name} ${build.name}: ${count.toFixed(1)} promises made per request`);
+        const { count, types, top } = await measure(scenario, build);
+        console.log(`${scenario.name} ${build.name}: ${count.toFixed(1)} async resources made per request (${types})`);
         for (const { where, count: c } of top) console.log(`  ${c.toFixed(2).padStart(6)}  ${where}`);
         continue;
       }
