@@ -81,12 +81,18 @@ export class CompiledValidationPipe extends ValidationPipe {
   }
 
   /**
-   * `transform`, answered at once when the compiled path takes the value (the instance, or the
-   * exception thrown); otherwise the stock pipe's promise. For a pipe that hands the answer on as it
+   * `transform`, answered at once when the stock pipe would not validate the value, or when the
+   * compiled path takes it (the instance, or the exception thrown); otherwise the stock pipe's promise. For a pipe that hands the answer on as it
    * is (`RequestValidationPipe`): Nest's router goes on synchronously after a pipe that answers at once
    * (patches/README.md), so a valid body or query costs no promise.
    */
   transformNow(value: unknown, metadata: ArgumentMetadata): unknown {
+    // What the stock pipe hands on without validating (no type, a primitive, a custom decorator's
+    // value) is its first step: taken here, without its promise.
+    const target = this.expectedType ? { ...metadata, metatype: this.expectedType } : metadata;
+    if (!target.metatype || !this.toValidate(target)) {
+      return this.isTransformEnabled ? this.transformPrimitive(value, target) : value;
+    }
     const compiled = this.compiles && isFlatObject(value) ? this.compiledFor(metadata) : undefined;
     const result = compiled?.(value as Record<string, unknown>);
     if (result === undefined) return super.transform(value, metadata);

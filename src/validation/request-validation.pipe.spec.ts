@@ -2,6 +2,7 @@ import { ArgumentMetadata, BadRequestException } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, ValidateNested } from 'class-validator';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
+import { SecretRotationDto } from '../webhooks/endpoints/dto/endpoint.dto';
 import { RequestValidationPipe } from './request-validation.pipe';
 
 class Address {
@@ -86,6 +87,25 @@ describe('RequestValidationPipe answers', () => {
       new BadRequestException('name must be a string'),
     );
     expect(() => pipe.transform(undefined, body(NewPlantDto))).toThrow('Request body is required: send a JSON object');
+  });
+
+  it('should hand on at once what the stock pipe does not validate, converted as it converts it', () => {
+    const param = (metatype: ArgumentMetadata['metatype']): ArgumentMetadata => ({
+      type: 'param',
+      metatype,
+      data: 'p',
+    });
+    expect(pipe.transform(12, param(String))).toBe('12');
+    expect(pipe.transform('12', param(Number))).toBe(12);
+    expect(pipe.transform('true', param(Boolean))).toBe(true);
+    expect(pipe.transform(undefined, param(Number))).toBeUndefined();
+    const custom = { type: 'custom', metatype: NewPlantDto, data: undefined } as const;
+    const value = { anything: 1 };
+    expect(pipe.transform(value, custom)).toBe(value);
+  });
+
+  it('should answer an optional body that is absent with its DTO at once', () => {
+    expect(pipe.transform(undefined, body(SecretRotationDto))).toBeInstanceOf(SecretRotationDto);
   });
 
   it('should answer with the stock pipe’s promise for what it does not compile', async () => {

@@ -14,7 +14,7 @@ import { isOptionalBody } from './optional-body.decorator';
  * The global pipe's validation: unknown properties are dropped (not refused), nothing is coerced,
  * each field reports its first violation, and all of them are joined into one readable message.
  */
-export const REQUEST_VALIDATION: ValidationPipeOptions = {
+export const REQUEST_VALIDATION: Readonly<ValidationPipeOptions> = Object.freeze<ValidationPipeOptions>({
   whitelist: true,
   forbidNonWhitelisted: false,
   transform: true,
@@ -22,16 +22,18 @@ export const REQUEST_VALIDATION: ValidationPipeOptions = {
   stopAtFirstError: true,
   validationError: { target: false, value: false },
   exceptionFactory: (errors) => withoutStack(() => new BadRequestException(messagesOf(errors).join('; '))),
-};
+});
 
 /**
  * The global pipe: Nest's `ValidationPipe` with `REQUEST_VALIDATION`, its DTO rules compiled
  * (`CompiledValidationPipe`: the same answers, for a fraction of the CPU), a body required unless its
  * DTO says otherwise, and a `bigint` parameter left to its own pipe.
  *
- * It holds the validation pipe rather than extending it, to answer at once where it can (a path id,
- * a valid or invalid flat body or query): the stock pipe's `transform` is `async`, and a promise from
- * a pipe sends the request down Nest's slower, promise-chained path (patches/README.md).
+ * It holds the validation pipe rather than extending it, to answer at once where it can (a path
+ * parameter, a valid or invalid flat body or query): the stock pipe's `transform` is `async`, and a
+ * promise from a pipe sends the request down Nest's slower, promise-chained path (patches/README.md).
+ * Not being a `ValidationPipe`, it does not get Nest's start-up warning for a handler without
+ * `design:paramtypes` (a build without decorator metadata): `tsc` and ts-jest emit them.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform<unknown, unknown> {
