@@ -170,7 +170,7 @@ async function measure(scenario, build, sink) {
   );
   try {
     // Under valgrind start-up takes a minute or more.
-    await untilAnswering(url, child, build.name, 300000);
+    await untilAnswering(url, child, build.name, { timeoutMs: 300000 });
     if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);

@@ -37,9 +37,12 @@ function serverEnv(port) {
   };
 }
 
-/** Resolves once the server at `url` answers HTTP (any status); rejects if `child` exits first or after `timeoutMs`. */
-async function untilAnswering(url, child, name, timeoutMs = 30000) {
-  for (let waited = 0; waited < timeoutMs; waited += 10) {
+/**
+ * Resolves once the server at `url` answers HTTP (any status); rejects if `child` exits first or after
+ * `timeoutMs`. It asks every `stepMs`: `bench/run.js` times start-up with it, so its step is short there.
+ */
+async function untilAnswering(url, child, name, { timeoutMs = 30000, stepMs = 10 } = {}) {
+  for (let waited = 0; waited < timeoutMs; waited += stepMs) {
     if (child.exitCode !== null) throw new Error(`${name} exited before answering`);
     if (
       await fetch(url).then(
@@ -48,7 +51,7 @@ async function untilAnswering(url, child, name, timeoutMs = 30000) {
       )
     )
       return;
-    await sleep(10);
+    await sleep(stepMs);
   }
   throw new Error(`${name} did not answer within ${timeoutMs / 1000} s`);
 }

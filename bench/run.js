@@ -16,7 +16,7 @@ const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
-const { TOKEN, freePort, median, serverEnv, sleep } = require('./lib');
+const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, nodeVersion, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
@@ -91,20 +91,8 @@ async function start(target, env, flags = []) {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  for (let waited = 0; waited < 30000; waited += 5) {
-    if (exited) throw new Error(`${target} exited before answering`);
-    if (
-      await fetch(url).then(
-        () => true,
-        () => false,
-      )
-    )
-      return { child, url, started };
-    await sleep(5);
-  }
-  throw new Error(`${target} did not answer within 30 s`);
+  await untilAnswering(url, child, target, { stepMs: 5 });
+  return { child, url, started };
 }
 
 function stop({ child }) {
