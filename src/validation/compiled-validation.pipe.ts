@@ -90,10 +90,11 @@ export class CompiledValidationPipe extends ValidationPipe {
     // What the stock pipe hands on without validating (no type, a primitive, a custom decorator's
     // value) is its first step: taken here, without its promise.
     const target = this.expectedType ? { ...metadata, metatype: this.expectedType } : metadata;
-    if (!target.metatype || !this.toValidate(target)) {
+    const { metatype } = target;
+    if (!metatype || !this.toValidate(target)) {
       return this.isTransformEnabled ? this.transformPrimitive(value, target) : value;
     }
-    const compiled = this.compiles && isFlatObject(value) ? this.compiledFor(metadata) : undefined;
+    const compiled = this.compiles && isFlatObject(value) ? this.compiledFor(metatype) : undefined;
     const result = compiled?.(value as Record<string, unknown>);
     if (result === undefined) return super.transform(value, metadata);
     if (result.violations !== undefined) {
@@ -118,9 +119,8 @@ export class CompiledValidationPipe extends ValidationPipe {
     return result.instance;
   }
 
-  private compiledFor(metadata: ArgumentMetadata): CompiledValidation | undefined {
-    const { metatype } = metadata;
-    if (!metatype || !this.toValidate(metadata)) return undefined;
+  /** The compiled rules of a type the stock pipe validates (`toValidate`), made the first time it is seen. */
+  private compiledFor(metatype: Type<unknown>): CompiledValidation | undefined {
     if (!this.compiled.has(metatype)) this.compiled.set(metatype, compileValidation(metatype));
     return this.compiled.get(metatype);
   }
