@@ -6,8 +6,8 @@
 // counts, a property of the code rather than of the machine's load: steady on a noisy machine.
 //
 //   node bench/allocation.js [--requests 20000] [--connections 32] [--only get] [--top 12] name=path/to/dist|script.js ...
-//   node bench/allocation.js --promises …: async resources (promises, ticks…) made per request instead,
-//     by type and by whom (bench/promise-counter.js: what tracing's AsyncLocalStorage runs a hook for on Node 20)
+//   node bench/allocation.js --async-resources …: async resources (promises, ticks…) made per request instead,
+//     by type and by whom (bench/async-resource-counter.js: what tracing's AsyncLocalStorage runs a hook for on Node 20)
 //
 // Each build: started with production settings on a fresh SQLite file (seeded for the reads),
 // warmed with as many requests as are measured, then sampled over --requests requests.
@@ -25,7 +25,7 @@ const REQUESTS = Number(option('--requests', 20000));
 const CONNECTIONS = Number(option('--connections', 32));
 const ONLY = option('--only', undefined);
 const TOP = Number(option('--top', 12));
-const PROMISES = args.includes('--promises');
+const ASYNC_RESOURCES = args.includes('--async-resources');
 const BUILDS = args
   .filter((arg) => arg.includes('='))
   .map((arg) => {
@@ -47,15 +47,14 @@ async function measure(scenario, build) {
   const profileFile = join(dir, 'heap.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const sampler = join(__dirname, PROMISES ? 'promise-counter.js' : 'heap-sampler.js');
+  const sampler = join(__dirname, ASYNC_RESOURCES ? 'async-resource-counter.js' : 'heap-sampler.js');
   const child = spawn(NODE, ['--max-old-space-size=256', '--require', sampler, build.main], {
     env: {
       PATH: process.env.PATH,
       ...serverEnv(port),
       DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
       DATA_DIR: dir,
-      HEAP_PROFILE_OUT: profileFile,
-      PROMISE_COUNT_OUT: profileFile,
+      SAMPLER_OUT: profileFile,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -88,7 +87,7 @@ async function measure(scenario, build) {
     if (answered !== REQUESTS)
       throw new Error(`${build.name} ${scenario.name}: ${answered} of ${REQUESTS} answered 2xx`);
     const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
-    return PROMISES ? promisesPerRequest(profile, answered) : summarize(profile, answered);
+    return ASYNC_RESOURCES ? asyncResourcesPerRequest(profile, answered) : summarize(profile, answered);
   } finally {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -118,7 +117,7 @@ function summarize(profile, requests) {
 }
 
 /** Async resources made per request in all, by type, and by their creators (the two nearest frames). */
-function promisesPerRequest({ total, types, creators }, requests) {
+function asyncResourcesPerRequest({ total, types, creators }, requests) {
   return {
     count: total / requests,
     types: types.map(([type, count]) => `${type} ${(count / requests).toFixed(1)}`).join(', '),
@@ -129,7 +128,7 @@ function promisesPerRequest({ total, types, creators }, requests) {
 async function main() {
   for (const scenario of SCENARIOS) {
     for (const build of BUILDS) {
-      if (PROMISES) {
+      if (ASYNC_RESOURCES) {
         const { count, types, top } = await measure(scenario, build);
         console.log(`${scenario.name} ${build.name}: ${count.toFixed(1)} async resources made per request (${types})`);
         for (const { where, count: c } of top) console.log(`  ${c.toFixed(2).padStart(6)}  ${where}`);

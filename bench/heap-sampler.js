@@ -2,11 +2,11 @@
 // Preloaded (`node --require bench/heap-sampler.js …`) by bench/allocation.js into the process it
 // measures. The first SIGUSR2 starts V8's sampling heap profiler, keeping the objects garbage
 // collection has already freed (so the profile counts what was allocated, not what is still alive);
-// the second stops it and writes the profile to HEAP_PROFILE_OUT (written whole, then renamed).
+// the second stops it and writes the profile to SAMPLER_OUT (written whole, then renamed).
 const { Session } = require('node:inspector');
 const { renameSync, writeFileSync } = require('node:fs');
 
-const out = process.env.HEAP_PROFILE_OUT;
+const out = process.env.SAMPLER_OUT;
 const session = new Session();
 session.connect();
 let sampling = false;
