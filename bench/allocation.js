@@ -8,16 +8,19 @@
 //   node bench/allocation.js [--requests 20000] [--connections 32] [--only get] [--top 12] name=path/to/dist|script.js ...
 //   node bench/allocation.js --async-resources …: async resources (promises, ticks…) made per request instead,
 //     by type and by whom (bench/async-resource-counter.js: what tracing's AsyncLocalStorage runs a hook for on Node 20)
+//   node bench/allocation.js --postgres …: on PostgreSQL (BENCH_DATABASE_URL, a fresh schema per build) instead of SQLite
 //
-// Each build: started with production settings on a fresh SQLite file (seeded for the reads),
-// warmed with as many requests as are measured, then sampled over --requests requests.
+// Each build: started with production settings on a fresh store (seeded for the reads), warmed with
+// as many requests as are measured, then sampled over --requests requests. The server's CPU time per
+// measured request is printed too (all its threads, sampler included: compare builds, not absolutes).
 const { spawn } = require('node:child_process');
 const { existsSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
 const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
-const { NODE, seedSqlite } = require('./node');
+const { cpuNs } = require('./cpu-time');
+const { NODE, freshStore } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -26,6 +29,8 @@ const CONNECTIONS = Number(option('--connections', 32));
 const ONLY = option('--only', undefined);
 const TOP = Number(option('--top', 12));
 const ASYNC_RESOURCES = args.includes('--async-resources');
+const STORE = args.includes('--postgres') ? 'postgres' : 'sqlite';
+const STORE_LABEL = STORE === 'postgres' ? 'PostgreSQL' : 'SQLite';
 const BUILDS = args
   .filter((arg) => arg.includes('='))
   .map((arg) => {
@@ -37,14 +42,15 @@ if (BUILDS.length === 0)
 
 const SEEDED = 100_000;
 const SCENARIOS = [
-  { name: 'get by id (SQLite)', seed: SEEDED, path: '/plants/4242' },
-  { name: 'list first page (SQLite)', seed: SEEDED, path: '/plants' },
-  { name: 'create (SQLite)', path: '/plants', body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+  { name: `get by id (${STORE_LABEL})`, seed: SEEDED, path: '/plants/4242' },
+  { name: `list first page (${STORE_LABEL})`, seed: SEEDED, path: '/plants' },
+  { name: `create (${STORE_LABEL})`, path: '/plants', body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 async function measure(scenario, build) {
   const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-allocation-'));
   const profileFile = join(dir, 'heap.json');
+  const store = await freshStore(STORE);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const sampler = join(__dirname, ASYNC_RESOURCES ? 'async-resource-counter.js' : 'heap-sampler.js');
@@ -52,15 +58,14 @@ async function measure(scenario, build) {
     env: {
       PATH: process.env.PATH,
       ...serverEnv(port),
-      DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
-      DATA_DIR: dir,
+      ...store.env,
       SAMPLER_OUT: profileFile,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
     await untilAnswering(url, child, build.name);
-    if (scenario.seed) seedSqlite(join(dir, 'plants.db'), scenario.seed);
+    if (scenario.seed) await store.seed(scenario.seed);
     let nextId = 1;
     const load = () =>
       autocannon({
@@ -77,7 +82,9 @@ async function measure(scenario, build) {
     await load();
     child.kill('SIGUSR2');
     await sleep(200);
+    const cpuBefore = cpuNs(child.pid);
     const result = await load();
+    const cpuUs = (cpuNs(child.pid) - cpuBefore) / 1000 / REQUESTS;
     child.kill('SIGUSR2');
     for (let waited = 0; !existsSync(profileFile); waited += 50) {
       if (waited > 30000) throw new Error(`${build.name}: no heap profile`);
@@ -87,10 +94,11 @@ async function measure(scenario, build) {
     if (answered !== REQUESTS)
       throw new Error(`${build.name} ${scenario.name}: ${answered} of ${REQUESTS} answered 2xx`);
     const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
-    return ASYNC_RESOURCES ? asyncResourcesPerRequest(profile, answered) : summarize(profile, answered);
+    return { cpuUs, ...(ASYNC_RESOURCES ? asyncResourcesPerRequest(profile, answered) : summarize(profile, answered)) };
   } finally {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+    await store.drop();
   }
 }
 
@@ -134,8 +142,10 @@ async function main() {
         for (const { where, count: c } of top) console.log(`  ${c.toFixed(2).padStart(6)}  ${where}`);
         continue;
       }
-      const { bytes, top } = await measure(scenario, build);
-      console.log(`${scenario.name} ${build.name}: ${(bytes / 1024).toFixed(1)} KiB allocated per request`);
+      const { bytes, top, cpuUs } = await measure(scenario, build);
+      console.log(
+        `${scenario.name} ${build.name}: ${(bytes / 1024).toFixed(1)} KiB allocated per request, ${cpuUs.toFixed(0)} µs CPU`,
+      );
       for (const { where, bytes: b } of top) console.log(`  ${b.toFixed(0).padStart(6)} B  ${where}`);
     }
   }

@@ -11,6 +11,9 @@
 // better-sqlite3 too, so it runs in a child of BENCH_NODE (`seedSqlite`), never in the bench's Node:
 // the bench itself loads only pure-JavaScript modules (autocannon, pg).
 const { execFileSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const { mkdtempSync, rmSync } = require('node:fs');
+const os = require('node:os');
 const { join } = require('node:path');
 
 const NODE = process.env.BENCH_NODE || process.execPath;
@@ -32,4 +35,44 @@ function seedSqlite(path, count) {
   execFileSync(NODE, ['-e', script, path, String(count)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-module.exports = { NODE, nodeVersion, seedSqlite };
+/**
+ * A fresh, empty store for one run of the service or the baseline: an SQLite file in a temporary
+ * folder, or a schema of its own in BENCH_DATABASE_URL's database. `env` points a server at it,
+ * `seed(count)` stores plants 1..count once the server has made the table, `drop` removes it all.
+ */
+async function freshStore(store) {
+  if (store === 'sqlite') {
+    const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-bench-'));
+    const path = join(dir, 'plants.db');
+    return {
+      env: { DATABASE_URL: `sqlite:${path}`, DATA_DIR: dir },
+      seed: async (count) => seedSqlite(path, count),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const { Client } = require('pg');
+  const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`;
+  const admin = async (sql) => {
+    const client = new Client({ connectionString: process.env.BENCH_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(process.env.BENCH_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    env: { DATABASE_URL: url.toString(), DATABASE_POOL_MAX: '10' },
+    seed: async (count) => {
+      await admin(`INSERT INTO ${schema}.plants (id, name, tag)
+                   SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM generate_series(1, ${count}) AS i`);
+      await admin(`ANALYZE ${schema}.plants`);
+    },
+    drop: () => admin(`DROP SCHEMA ${schema} CASCADE`),
+  };
+}
+
+module.exports = { NODE, freshStore, nodeVersion, seedSqlite };

@@ -8,8 +8,7 @@
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
 // PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
 const { execFileSync, spawn } = require('node:child_process');
-const { randomBytes } = require('node:crypto');
-const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
@@ -17,7 +16,7 @@ const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
 const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
-const { NODE, nodeVersion, seedSqlite } = require('./node');
+const { NODE, freshStore, nodeVersion } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -202,41 +201,6 @@ function readScenarios(label, store) {
       path: (n) => `/plants/${n - 999}`,
     },
   ];
-}
-
-async function freshStore(store) {
-  if (store === 'sqlite') {
-    const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-bench-'));
-    const path = join(dir, 'plants.db');
-    return {
-      env: { DATABASE_URL: `sqlite:${path}`, DATA_DIR: dir },
-      seed: async (count) => seedSqlite(path, count),
-      drop: async () => rmSync(dir, { recursive: true, force: true }),
-    };
-  }
-  const { Client } = require('pg');
-  const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql) => {
-    const client = new Client({ connectionString: process.env.BENCH_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE SCHEMA ${schema}`);
-  const url = new URL(process.env.BENCH_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    env: { DATABASE_URL: url.toString(), DATABASE_POOL_MAX: '10' },
-    seed: async (count) => {
-      await admin(`INSERT INTO ${schema}.plants (id, name, tag)
-                   SELECT i, 'plant ' || i, CASE WHEN i % 2 = 0 THEN 'even' END FROM generate_series(1, ${count}) AS i`);
-      await admin(`ANALYZE ${schema}.plants`);
-    },
-    drop: () => admin(`DROP SCHEMA ${schema} CASCADE`),
-  };
 }
 
 async function measure(scenario, target) {
