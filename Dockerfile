@@ -43,5 +43,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
 # node as PID 1 gets SIGTERM from `docker stop`; the service drains and exits 0 within SHUTDOWN_TIMEOUT_MS.
 STOPSIGNAL SIGTERM
 # The old generation capped at 256 MiB (about ten times the live heap), as `npm start` and the bench
-# run it: V8 otherwise sizes it from the machine's memory and lets garbage pile up (bench/README.md).
-CMD ["node", "--max-old-space-size=256", "dist/main.js"]
+# run it: V8 otherwise sizes it from the machine's memory and lets garbage pile up. No allocation-site
+# pretenuring: V8 took a page of PostgreSQL rows for long-lived and allocated them in the old
+# generation, which cost a list 40 % of its CPU (bench/README.md, "fifth pass").
+CMD ["node", "--max-old-space-size=256", "--no-allocation-site-pretenuring", "dist/main.js"]
