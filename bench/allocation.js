@@ -31,6 +31,7 @@ const TOP = Number(option('--top', 12));
 const ASYNC_RESOURCES = args.includes('--async-resources');
 const STORE = args.includes('--postgres') ? 'postgres' : 'sqlite';
 const STORE_LABEL = STORE === 'postgres' ? 'PostgreSQL' : 'SQLite';
+if (STORE === 'postgres' && !process.env.BENCH_DATABASE_URL) throw new Error('--postgres needs BENCH_DATABASE_URL');
 const BUILDS = args
   .filter((arg) => arg.includes('='))
   .map((arg) => {
