@@ -20,7 +20,7 @@ const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
 const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
 const { cpuNs } = require('./cpu-time');
-const { NODE, freshStore } = require('./node');
+const { NODE, SERVICE_FLAGS, freshStore } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -48,14 +48,26 @@ const SCENARIOS = [
   { name: `create (${STORE_LABEL})`, path: '/plants', body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
+/** One build under one scenario, on a fresh store and folder, both removed after it whatever happens. */
 async function measure(scenario, build) {
   const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-allocation-'));
-  const profileFile = join(dir, 'heap.json');
-  const store = await freshStore(STORE);
+  try {
+    const store = await freshStore(STORE);
+    try {
+      return await measureOn(scenario, build, store, join(dir, 'heap.json'));
+    } finally {
+      await store.drop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measureOn(scenario, build, store, profileFile) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const sampler = join(__dirname, ASYNC_RESOURCES ? 'async-resource-counter.js' : 'heap-sampler.js');
-  const child = spawn(NODE, ['--max-old-space-size=256', '--require', sampler, build.main], {
+  const child = spawn(NODE, [...SERVICE_FLAGS, '--require', sampler, build.main], {
     env: {
       PATH: process.env.PATH,
       ...serverEnv(port),
@@ -97,9 +109,10 @@ async function measure(scenario, build) {
     const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
     return { cpuUs, ...(ASYNC_RESOURCES ? asyncResourcesPerRequest(profile, answered) : summarize(profile, answered)) };
   } finally {
+    // Gone before its store is dropped (a PostgreSQL schema's DROP would wait for its connections).
+    const exited = new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done()));
     child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-    await store.drop();
+    await exited;
   }
 }
 

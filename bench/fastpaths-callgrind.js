@@ -30,7 +30,7 @@ const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
-const { NODE, seedSqlite } = require('./node');
+const { NODE, SERVICE_FLAGS, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -155,7 +155,7 @@ async function measure(scenario, build, sink) {
       ...(SIMULATE ? ['--cache-sim=yes', '--branch-sim=yes'] : []),
       `--callgrind-out-file=${out}`,
       NODE,
-      '--max-old-space-size=256',
+      ...SERVICE_FLAGS,
       ...(HASH_SEED === undefined ? [] : [`--hash-seed=${HASH_SEED}`]),
       build.main,
     ],

@@ -16,7 +16,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { cpuNs } = require('./cpu-time');
-const { NODE, seedSqlite } = require('./node');
+const { NODE, SERVICE_FLAGS, seedSqlite } = require('./node');
 const autocannon = require('autocannon');
 const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
 
@@ -46,7 +46,7 @@ const SCENARIOS = [
 async function start(build, dir) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(NODE, ['--max-old-space-size=256', build.main], {
+  const child = spawn(NODE, [...SERVICE_FLAGS, build.main], {
     env: {
       PATH: process.env.PATH,
       ...serverEnv(port),

@@ -18,6 +18,17 @@ const { join } = require('node:path');
 
 const NODE = process.env.BENCH_NODE || process.execPath;
 const ROOT = join(__dirname, '..');
+/**
+ * The Node flags the service runs with in every bench script: those it ships with, `npm start`'s (the
+ * Dockerfile's CMD has the same; a test holds them together). BENCH_SERVICE_FLAGS replaces them, for
+ * experiments (`BENCH_SERVICE_FLAGS=--max-old-space-size=256` measures without the others).
+ */
+const SERVICE_FLAGS = (
+  process.env.BENCH_SERVICE_FLAGS ??
+  /^node ((?:--\S+ )*)dist\/main\.js$/.exec(require('../package.json').scripts.start)[1]
+)
+  .split(' ')
+  .filter(Boolean);
 
 /** The version of the Node the targets run on (e.g. v26.10.0). */
 function nodeVersion() {
@@ -75,4 +86,4 @@ async function freshStore(store) {
   };
 }
 
-module.exports = { NODE, freshStore, nodeVersion, seedSqlite };
+module.exports = { NODE, SERVICE_FLAGS, freshStore, nodeVersion, seedSqlite };

@@ -16,7 +16,7 @@ const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
 const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
-const { NODE, freshStore, nodeVersion } = require('./node');
+const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -58,14 +58,6 @@ if (PIN) {
 }
 // --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-// The service runs with the Node flags it ships with: those of `npm start` (the Dockerfile's CMD has
-// the same; a test holds them together). BENCH_SERVICE_FLAGS replaces them, for experiments.
-const SERVICE_FLAGS = (
-  process.env.BENCH_SERVICE_FLAGS ??
-  /^node ((?:--\S+ )*)dist\/main\.js$/.exec(require('../package.json').scripts.start)[1]
-)
-  .split(' ')
-  .filter(Boolean);
 const ROOT = join(__dirname, '..');
 const TARGETS = {
   service: join(ROOT, 'dist', 'main.js'),
