@@ -1,18 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const MAIN = join(__dirname, '..', '..', 'dist', 'main.js');
 
 /** The Node flags the service ships with: those of `npm start` (the Dockerfile's CMD is held to them). */
-export const SERVICE_NODE_FLAGS: string[] = (
-  /^node ((?:--\S+ )*)dist\/main\.js$/.exec(
-    (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } })
-      .scripts.start,
-  )?.[1] ?? ''
-)
-  .split(' ')
-  .filter(Boolean);
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a script of the repository's, shared with the benches
+export const { SERVICE_NODE_FLAGS } = require('../../scripts/service-flags') as { SERVICE_NODE_FLAGS: string[] };
 
 export interface ServiceProcess {
   child: ChildProcess;
