@@ -24,11 +24,13 @@ import * as IORedis from '@opentelemetry/instrumentation-ioredis';
 import * as Pg from '@opentelemetry/instrumentation-pg';
 import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as Resources from '@opentelemetry/resources';
+import * as TraceBaseConfig from '@opentelemetry/sdk-trace-base/build/src/config';
 import * as TraceBase from '@opentelemetry/sdk-trace-base';
 import * as TraceNode from '@opentelemetry/sdk-trace-node';
 import { FastifyInstance } from 'fastify';
 import { originOf } from './logging/host-of';
 import * as RequestSpans from './platform/request-spans';
+import * as SamplingFirstModule from './platform/sampling-first';
 import * as SpanPipeline from './platform/span-pipeline';
 import { SpanTally, spanTally, tracingRequested } from './platform/trace-context';
 
@@ -67,13 +69,20 @@ function startTracing(): void {
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof Undici;
   const { diagnosticsLogger, spanProcessorFromEnv } = require('./platform/span-pipeline') as typeof SpanPipeline;
   const { traceRequests } = require('./platform/request-spans') as typeof RequestSpans;
+  const { SamplingFirst } = require('./platform/sampling-first') as typeof SamplingFirstModule;
+  const { buildSamplerFromEnv } = require('@opentelemetry/sdk-trace-base/build/src/config') as typeof TraceBaseConfig;
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The SDK's own warnings and errors (a failed export, spans dropped) are written, not swallowed.
   diag.setLogger(diagnosticsLogger(), DiagLogLevel.WARN);
+  // The sampler the standard variables name (OTEL_TRACES_SAMPLER and its argument; an invalid one is
+  // logged), built by the SDK's own function, as the provider would; asked first for each request
+  // (`sampling-first.ts`).
+  const sampling = new SamplingFirst(buildSamplerFromEnv());
   provider = new NodeTracerProvider({
-    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector), the host and the process. The
-    // sampler comes from OTEL_TRACES_SAMPLER and its argument (the provider reads them).
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector), the host and the process.
     resource: defaultResource().merge(detectResources({ detectors: [envDetector, hostDetector, processDetector] })),
+    sampler: sampling.sampler,
+    idGenerator: sampling,
     spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, spanTally)],
   });
   // The global provider, AsyncLocalStorage context, and W3C trace context propagation.
@@ -82,7 +91,7 @@ function startTracing(): void {
   // announces each new instance on this channel).
   const tracer = provider.getTracer('plant-store');
   subscribe('fastify.initialization', (message) =>
-    traceRequests((message as { fastify: FastifyInstance }).fastify, tracer),
+    traceRequests((message as { fastify: FastifyInstance }).fastify, tracer, sampling),
   );
   registerInstrumentations({
     tracerProvider: provider,

@@ -11,6 +11,7 @@ import {
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import Fastify, { FastifyInstance } from 'fastify';
 import { traceRequests } from './request-spans';
+import { SamplingFirst } from './sampling-first';
 
 describe('traceRequests (the server span of each request)', () => {
   const exporter = new InMemorySpanExporter();
@@ -26,9 +27,14 @@ describe('traceRequests (the server span of each request)', () => {
   });
 
   async function appSampling(sampler: Sampler): Promise<void> {
-    const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const sampling = new SamplingFirst(sampler);
+    const provider = new BasicTracerProvider({
+      sampler,
+      idGenerator: sampling,
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
     app = Fastify();
-    traceRequests(app, provider.getTracer('test'));
+    traceRequests(app, provider.getTracer('test'), sampling);
     activeInHandler = [];
     const handler = async () => {
       // After a tick, as Nest's pipeline is: the context must still be there.

@@ -11,6 +11,7 @@ import {
 } from '@opentelemetry/api';
 import { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { routeTemplateOf } from './route-template';
+import { SamplingFirst } from './sampling-first';
 
 const CONTEXT = Symbol('plant-store.trace-context');
 
@@ -27,13 +28,14 @@ const UNTRACED = /^\/(health|metrics)(\/|$)/;
  * every request, sampled or not, and made a span per hook).
  *
  * `onRequest`, the first hook of all (this is added as the instance is made): the caller's
- * `traceparent` is taken with the global propagator and the sampler decides at once. An unsampled
- * request stops there: no attribute, no context bound, no child span anywhere (the children look for
- * a sampled parent), no listener. A sampled one gets its attributes, its context bound for the rest
+ * `traceparent` is taken with the global propagator and the sampler decides at once, before any span
+ * is made (`sampling`, the tracer's own sampler and id generator). An unsampled request stops there:
+ * no span, no attribute, no context bound, no child span anywhere (the children look for a sampled
+ * parent), no listener. A sampled one gets its attributes, its context bound for the rest
  * of the request (the hooks that follow, and the route's handler, which Nest's whole pipeline runs
  * in), and is ended when its response closes: with the status, whether sent or cut short.
  */
-export function traceRequests(fastify: FastifyInstance, tracer: Tracer): void {
+export function traceRequests(fastify: FastifyInstance, tracer: Tracer, sampling: SamplingFirst): void {
   fastify.decorateRequest(CONTEXT, null);
 
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -41,11 +43,9 @@ export function traceRequests(fastify: FastifyInstance, tracer: Tracer): void {
     if (route !== undefined && UNTRACED.test(route)) return done();
     const parent =
       request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers);
-    const span = tracer.startSpan(
-      route === undefined ? request.method : `${request.method} ${route}`,
-      { kind: SpanKind.SERVER },
-      parent,
-    );
+    const name = route === undefined ? request.method : `${request.method} ${route}`;
+    if (!sampling.sampled(parent, name, SpanKind.SERVER)) return done();
+    const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
     if (!span.isRecording()) return done();
     recordRequest(request, reply, span, route);
     const active = trace.setSpan(parent, span);
