@@ -287,4 +287,4 @@ async function runTracingBench(helpers) {
   return { summary, rounds };
 }
 
-module.exports = { runTracingBench };
+module.exports = { runTracingBench, startSink };

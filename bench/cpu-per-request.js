@@ -1,0 +1,126 @@
+'use strict';
+// CPU time of the service per request, by build and by tracing's sampling ratio: the service's main
+// thread and its other threads (V8's, libuv's, the span export thread) apart. A measure the machine's
+// load moves far less than throughput, for changes too small for the bench's ratios to show.
+//
+//   node bench/cpu-per-request.js [--requests 60000] [--warmup 30000] [--runs 2] [--connections 32]
+//        [--path /plants/4242] [--tracing off,0,0.01,0.1,1] name=path/to/dist|script.js ...
+//
+// A build may be a script, run with the same environment (base=bench/baseline-server.js: the baseline).
+// Each build and setting: started with its shipped flags (SERVICE_FLAGS) on a fresh SQLite store of
+// 100,000 plants, warmed with --warmup requests, then --requests measured. With a ratio, tracing
+// exports OTLP/HTTP (protobuf) to a local sink that accepts everything (bench/tracing.js's), with
+// `parentbased_traceidratio` at that ratio. BENCH_NODE runs it on another Node (bench/node.js).
+const { spawn } = require('node:child_process');
+const { readdirSync, readFileSync } = require('node:fs');
+const { join, resolve } = require('node:path');
+const autocannon = require('autocannon');
+const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
+const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
+const { startSink } = require('./tracing');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const REQUESTS = Number(option('--requests', 60000));
+const WARMUP = Number(option('--warmup', 30000));
+const RUNS = Number(option('--runs', 2));
+const CONNECTIONS = Number(option('--connections', 32));
+const PATH = option('--path', '/plants/4242');
+const TRACING = option('--tracing', 'off').split(',');
+const SEEDED = 100_000;
+const BUILDS = args
+  .filter((arg) => arg.includes('=') && !arg.startsWith('--'))
+  .map((arg) => {
+    const [name, target] = arg.split('=');
+    return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js') };
+  });
+if (BUILDS.length === 0)
+  throw new Error('give at least one build: name=path/to/dist (or name=bench/baseline-server.js)');
+
+/** Nanoseconds on a CPU so far: the process's main thread, and all its threads. */
+function cpu(pid) {
+  let all = 0;
+  let main = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      all += ns;
+      if (task === String(pid)) main = ns;
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return { main, all };
+}
+
+async function measure(build, ratio, sink) {
+  const store = await freshStore('sqlite');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const tracing =
+    ratio === 'off'
+      ? {}
+      : {
+          OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: ratio,
+        };
+  const child = spawn(NODE, [...SERVICE_FLAGS, build.main], {
+    env: { PATH: process.env.PATH, ...serverEnv(port), ...store.env, ...tracing },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await untilAnswering(url, child, build.name);
+    await store.seed(SEEDED);
+    const load = (amount) =>
+      autocannon({
+        url: `${url}${PATH}`,
+        connections: CONNECTIONS,
+        amount,
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    await load(WARMUP);
+    const before = cpu(child.pid);
+    const result = await load(REQUESTS);
+    const after = cpu(child.pid);
+    if (result['2xx'] !== REQUESTS) throw new Error(`${build.name}: ${result['2xx']} of ${REQUESTS} answered 2xx`);
+    sink.take();
+    return { main: (after.main - before.main) / 1000 / REQUESTS, all: (after.all - before.all) / 1000 / REQUESTS };
+  } finally {
+    const exited = new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done()));
+    child.kill('SIGKILL');
+    await exited;
+    await store.drop();
+  }
+}
+
+async function main() {
+  console.log(`Node ${nodeVersion()}, ${REQUESTS} requests of GET ${PATH} after ${WARMUP}, ${CONNECTIONS} connections`);
+  const sink = await startSink();
+  const results = new Map();
+  try {
+    // Runs interleaved (every build and setting once, then again), so the machine's drift spreads over all.
+    for (let run = 0; run < RUNS; run++) {
+      for (const build of BUILDS) {
+        for (const ratio of TRACING) {
+          const key = `${build.name} tracing ${ratio === 'off' ? 'off' : `${Number(ratio) * 100} %`}`;
+          results.set(key, [...(results.get(key) ?? []), await measure(build, ratio, sink)]);
+        }
+      }
+    }
+  } finally {
+    await sink.close();
+  }
+  for (const [key, runs] of results) {
+    const show = (field) => runs.map((r) => r[field].toFixed(1)).join(' / ');
+    console.log(
+      `${key}: ${median(runs.map((r) => r.all)).toFixed(1)} µs CPU a request (runs ${show('all')}), ` +
+        `main thread ${median(runs.map((r) => r.main)).toFixed(1)} (${show('main')})`,
+    );
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
