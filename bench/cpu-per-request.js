@@ -1,6 +1,6 @@
 'use strict';
 // CPU time of the service per request, by build and by tracing's sampling ratio: the service's main
-// thread and its other threads (V8's, libuv's, the span export thread) apart. A measure the machine's
+// thread and its other threads (V8's, libuv's) apart. A measure the machine's
 // load moves far less than throughput, for changes too small for the bench's ratios to show.
 //
 //   node bench/cpu-per-request.js [--requests 60000] [--warmup 30000] [--runs 2] [--connections 32]
@@ -12,9 +12,9 @@
 // exports OTLP/HTTP (protobuf) to a local sink that accepts everything (bench/tracing.js's), with
 // `parentbased_traceidratio` at that ratio. BENCH_NODE runs it on another Node (bench/node.js).
 const { spawn } = require('node:child_process');
-const { readdirSync, readFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
+const { cpuNsByThread: cpu } = require('./cpu-time');
 const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
 const { startSink } = require('./tracing');
@@ -28,30 +28,16 @@ const CONNECTIONS = Number(option('--connections', 32));
 const PATH = option('--path', '/plants/4242');
 const TRACING = option('--tracing', 'off').split(',');
 const SEEDED = 100_000;
+// The builds: every argument name=target that is not an option or an option's value.
 const BUILDS = args
-  .filter((arg) => arg.includes('=') && !arg.startsWith('--'))
+  .filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--') && arg.includes('='))
   .map((arg) => {
-    const [name, target] = arg.split('=');
+    const name = arg.slice(0, arg.indexOf('='));
+    const target = arg.slice(arg.indexOf('=') + 1);
     return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js') };
   });
 if (BUILDS.length === 0)
   throw new Error('give at least one build: name=path/to/dist (or name=bench/baseline-server.js)');
-
-/** Nanoseconds on a CPU so far: the process's main thread, and all its threads. */
-function cpu(pid) {
-  let all = 0;
-  let main = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-      all += ns;
-      if (task === String(pid)) main = ns;
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return { main, all };
-}
 
 async function measure(build, ratio, sink) {
   const store = await freshStore('sqlite');

@@ -3,17 +3,23 @@
 // machine's load moves less than throughput).
 const { readdirSync, readFileSync } = require('node:fs');
 
-/** Nanoseconds the process has spent on a CPU so far, all its threads. */
-function cpuNs(pid) {
-  let total = 0;
+/** Nanoseconds the process has spent on a CPU so far: all its threads, and its main thread alone. */
+function cpuNsByThread(pid) {
+  let all = 0;
+  let main = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      all += ns;
+      if (task === String(pid)) main = ns;
     } catch {
       // a thread that ended between the listing and the read
     }
   }
-  return total;
+  return { all, main };
 }
 
-module.exports = { cpuNs };
+/** Nanoseconds the process has spent on a CPU so far, all its threads. */
+const cpuNs = (pid) => cpuNsByThread(pid).all;
+
+module.exports = { cpuNs, cpuNsByThread };

@@ -15,7 +15,6 @@ const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
-const { SERVICE_NODE_FLAGS } = require('../scripts/service-flags');
 
 const NODE = process.env.BENCH_NODE || process.execPath;
 const ROOT = join(__dirname, '..');
@@ -24,7 +23,8 @@ const ROOT = join(__dirname, '..');
  * Dockerfile's CMD has the same; a test holds them together). BENCH_SERVICE_FLAGS replaces them, for
  * experiments (`BENCH_SERVICE_FLAGS=--max-old-space-size=256` measures without the others).
  */
-const SERVICE_FLAGS = process.env.BENCH_SERVICE_FLAGS?.split(' ').filter(Boolean) ?? SERVICE_NODE_FLAGS;
+const SERVICE_FLAGS =
+  process.env.BENCH_SERVICE_FLAGS?.split(' ').filter(Boolean) ?? require('../scripts/service-flags').SERVICE_NODE_FLAGS;
 
 /** The version of the Node the targets run on (e.g. v26.10.0). */
 function nodeVersion() {

@@ -74,9 +74,9 @@ function startTracing(): void {
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The SDK's own warnings and errors (a failed export, spans dropped) are written, not swallowed.
   diag.setLogger(diagnosticsLogger(), DiagLogLevel.WARN);
-  // The sampler the standard variables name (OTEL_TRACES_SAMPLER and its argument; an invalid one is
-  // logged), built by the SDK's own function, as the provider would; asked first for each request
-  // (`sampling-first.ts`).
+  // The sampler the standard variables name (OTEL_TRACES_SAMPLER and its argument), built by the SDK's
+  // own function, as the provider would; asked first for each request (`sampling-first.ts`). An
+  // invalid value is logged twice: the provider builds its default config all the same.
   const sampling = new SamplingFirst(buildSamplerFromEnv());
   provider = new NodeTracerProvider({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector), the host and the process.

@@ -44,9 +44,8 @@ export function traceRequests(fastify: FastifyInstance, tracer: Tracer, sampling
     const parent =
       request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers);
     const name = route === undefined ? request.method : `${request.method} ${route}`;
-    if (!sampling.sampled(parent, name, SpanKind.SERVER)) return done();
-    const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
-    if (!span.isRecording()) return done();
+    const span = sampling.startSpan(tracer, name, SpanKind.SERVER, parent);
+    if (span === undefined) return done();
     recordRequest(request, reply, span, route);
     const active = trace.setSpan(parent, span);
     (request as FastifyRequest & Traced)[CONTEXT] = active;

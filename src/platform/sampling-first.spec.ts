@@ -1,4 +1,5 @@
 import { Context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -35,18 +36,21 @@ function tracerWith(sampler: Sampler) {
 }
 
 describe('SamplingFirst (the decision before any span)', () => {
-  it('should give the root span it decided to sample the trace id it decided on', () => {
+  it('should give the root span it decided to sample the trace id it decided on, and leave it to no other span', () => {
     const sampler = new EvenTraceIds();
     const { sampling, tracer } = tracerWith(sampler);
     let kept = 0;
     for (let i = 0; i < 200; i++) {
       const asked = sampler.seen.length;
-      if (!sampling.sampled(ROOT_CONTEXT, 'GET /plants/:id', SpanKind.SERVER)) continue;
+      const span = sampling.startSpan(tracer, 'GET /plants/:id', SpanKind.SERVER, ROOT_CONTEXT);
+      // Asked once when it says no; once more, by the SDK, when it says yes.
+      expect(sampler.seen.length - asked).toBe(span === undefined ? 1 : 2);
+      if (span === undefined) continue;
       kept++;
-      const decidedOn = sampler.seen[asked];
-      const span = tracer.startSpan('GET /plants/:id', { kind: SpanKind.SERVER }, ROOT_CONTEXT);
       expect(span.isRecording()).toBe(true);
-      expect(span.spanContext().traceId).toBe(decidedOn);
+      expect(span.spanContext().traceId).toBe(sampler.seen[asked]);
+      expect(sampler.seen[asked + 1]).toBe(sampler.seen[asked]);
+      expect(sampling.generateTraceId()).not.toBe(sampler.seen[asked]);
       span.end();
     }
     // Half of random ids end in an even digit: both answers were given.
@@ -54,27 +58,28 @@ describe('SamplingFirst (the decision before any span)', () => {
     expect(kept).toBeLessThan(150);
   });
 
-  it("should keep a sampled parent's trace, and leave no decided id behind for the next root span", () => {
-    const { sampling, tracer } = tracerWith(new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0) }));
-    const parent = trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-      spanId: 'b7ad6b7169203331',
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-    });
-    expect(sampling.sampled(parent, 'GET', SpanKind.SERVER)).toBe(true);
-    const child = tracer.startSpan('GET', { kind: SpanKind.SERVER }, parent);
-    expect(child.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
-    expect(sampling.generateTraceId()).not.toBe('0af7651916cd43dd8448eb211c80319c');
-    // A root under a ratio of 0, and a caller that did not sample: no.
-    expect(sampling.sampled(ROOT_CONTEXT, 'GET', SpanKind.SERVER)).toBe(false);
-    const unsampledParent = trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-      spanId: 'b7ad6b7169203331',
-      traceFlags: TraceFlags.NONE,
-      isRemote: true,
-    });
-    expect(sampling.sampled(unsampledParent, 'GET', SpanKind.SERVER)).toBe(false);
+  it("should keep a sampled parent's trace, and make no span under a caller that did not sample or with tracing suppressed", () => {
+    const { sampling, tracer, exporter } = tracerWith(
+      new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0) }),
+    );
+    const parent = (flags: TraceFlags) =>
+      trace.setSpanContext(ROOT_CONTEXT, {
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        spanId: 'b7ad6b7169203331',
+        traceFlags: flags,
+        isRemote: true,
+      });
+    const child = sampling.startSpan(tracer, 'GET', SpanKind.SERVER, parent(TraceFlags.SAMPLED));
+    expect(child?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(child?.spanContext().spanId).not.toBe('b7ad6b7169203331');
+    child?.end();
+    expect(sampling.startSpan(tracer, 'GET', SpanKind.SERVER, parent(TraceFlags.NONE))).toBeUndefined();
+    // A root under a ratio of 0.
+    expect(sampling.startSpan(tracer, 'GET', SpanKind.SERVER, ROOT_CONTEXT)).toBeUndefined();
+    expect(
+      sampling.startSpan(tracer, 'GET', SpanKind.SERVER, suppressTracing(parent(TraceFlags.SAMPLED))),
+    ).toBeUndefined();
+    expect(exporter.getFinishedSpans()).toHaveLength(1);
   });
 
   it('should sample the ratio OTEL_TRACES_SAMPLER_ARG asks for, with the sampler the SDK builds from the variables', () => {
@@ -85,14 +90,15 @@ describe('SamplingFirst (the decision before any span)', () => {
       const { sampling, tracer, exporter } = tracerWith(buildSamplerFromEnv());
       let kept = 0;
       for (let i = 0; i < 4000; i++) {
-        if (!sampling.sampled(ROOT_CONTEXT, 'GET', SpanKind.SERVER)) continue;
+        const span = sampling.startSpan(tracer, 'GET', SpanKind.SERVER, ROOT_CONTEXT);
+        if (span === undefined) continue;
         kept++;
-        tracer.startSpan('GET', { kind: SpanKind.SERVER }, ROOT_CONTEXT).end();
+        span.end();
       }
       // 1,000 expected; the standard deviation is ~27.
       expect(kept).toBeGreaterThan(850);
       expect(kept).toBeLessThan(1150);
-      // The SDK agreed every time: each decision made a sampled span.
+      // The SDK agreed every time: each decision made a sampled span, and it asked the same sampler.
       expect(exporter.getFinishedSpans()).toHaveLength(kept);
     } finally {
       process.env = saved;

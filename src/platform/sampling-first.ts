@@ -1,8 +1,6 @@
-import { Context, isSpanContextValid, SpanKind, trace } from '@opentelemetry/api';
+import { Context, isSpanContextValid, Span, SpanKind, trace, Tracer } from '@opentelemetry/api';
+import { isTracingSuppressed } from '@opentelemetry/core';
 import { IdGenerator, RandomIdGenerator, Sampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
-
-const NO_ATTRIBUTES = Object.freeze({});
-const NO_LINKS = Object.freeze([]) as unknown as [];
 
 /**
  * The sampling decision taken before any span is made, so that an unsampled request costs only the
@@ -11,32 +9,41 @@ const NO_LINKS = Object.freeze([]) as unknown as [];
  *
  * It is the tracer provider's id generator too: when a root span is to be sampled, the trace id the
  * sampler decided on is the one the SDK's `startSpan`, called at once after, takes for it. The SDK then
- * asks the same sampler the same question and gets the same answer: the samplers the standard
- * variables name (always on or off, trace id ratio, and their parent-based forms) decide from the parent
- * and the trace id alone.
+ * asks the same sampler the same question and gets the same answer. So the sampler must decide from
+ * the parent and the trace id alone, as those the standard variables name do (always on or off, trace
+ * id ratio, and their parent-based forms); a sampler that counts, limits a rate or writes `tracestate`
+ * would be asked twice for each sampled span.
  */
 export class SamplingFirst implements IdGenerator {
   private readonly random = new RandomIdGenerator();
-  /** The trace id decided on for the root span about to start. */
+  /** The trace id decided on for the root span being started. */
   private decided: string | undefined;
 
   constructor(readonly sampler: Sampler) {}
 
-  /** Whether a span named `name` of `kind`, child of `parent`'s span (or a root), will be sampled. */
-  sampled(parent: Context, name: string, kind: SpanKind): boolean {
+  /**
+   * A recording span named `name` of `kind`, child of `parent`'s span (or a root), from `tracer` (one
+   * of the provider this is the id generator of); undefined, with nothing made, when it is not sampled.
+   */
+  startSpan(tracer: Tracer, name: string, kind: SpanKind, parent: Context): Span | undefined {
+    if (isTracingSuppressed(parent)) return undefined;
     const parentSpan = trace.getSpanContext(parent);
     const root = parentSpan === undefined || !isSpanContextValid(parentSpan);
     const traceId = root ? this.random.generateTraceId() : parentSpan.traceId;
-    const { decision } = this.sampler.shouldSample(parent, traceId, name, kind, NO_ATTRIBUTES, NO_LINKS);
-    if (decision === SamplingDecision.NOT_RECORD) return false;
+    const { decision } = this.sampler.shouldSample(parent, traceId, name, kind, {}, []);
+    if (decision === SamplingDecision.NOT_RECORD) return undefined;
     this.decided = root ? traceId : undefined;
-    return true;
+    try {
+      const span = tracer.startSpan(name, { kind }, parent);
+      return span.isRecording() ? span : undefined;
+    } finally {
+      // Taken by the SDK's startSpan, or never asked for: never left for another span.
+      this.decided = undefined;
+    }
   }
 
   generateTraceId(): string {
-    const traceId = this.decided ?? this.random.generateTraceId();
-    this.decided = undefined;
-    return traceId;
+    return this.decided ?? this.random.generateTraceId();
   }
 
   generateSpanId(): string {
