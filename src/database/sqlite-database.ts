@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from '../config/config.error';
 import { SpanKind } from '@opentelemetry/api';
 import { CompiledQuery, Kysely, sql } from 'kysely';
-import { inSpan, tracingOn } from '../platform/trace-context';
+import { inSpan, sampledSpanActive } from '../platform/trace-context';
 import { Database } from './database';
 import { migrationSqliteDialect, sharedSqliteDialect } from './kysely-sqlite';
 import { inNameOrder, Migration } from './migration';
@@ -168,9 +168,9 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
    * in a span of its own (SQLite has no instrumentation of its own: the span says what the store did).
    */
   execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    if (tracingOn()) return this.executeInSpan(action, query);
-    // Untraced, a read builds no span name, options or closure: the statement runs now, and one
-    // settled promise is all it needs.
+    if (sampledSpanActive()) return this.executeInSpan(action, query);
+    // Untraced (tracing off, or this request not sampled), a read builds no span name, options or
+    // closure: the statement runs now, and one settled promise is all it needs.
     try {
       return Promise.resolve(runCompiled(this.connection, query));
     } catch (error) {

@@ -53,12 +53,15 @@ export function traceRequests(fastify: FastifyInstance, tracer: Tracer, sampling
   });
 
   // A body is read from the socket's events, outside the context bound above: the handler is put
-  // back in it. Added before any route, so it wraps them all; one property read for the others.
+  // back in it (a request without a body is still in it). Added before any route, so it wraps them
+  // all; one property read for the others.
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const handler = route.handler;
     route.handler = function inRequestContext(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       const active = (request as FastifyRequest & Traced)[CONTEXT];
-      return active === null ? handler.call(this, request, reply) : context.with(active, handler, this, request, reply);
+      return active === null || context.active() === active
+        ? handler.call(this, request, reply)
+        : context.with(active, handler, this, request, reply);
     };
   });
 }

@@ -92,6 +92,15 @@ function sampled(parent: Context): boolean {
 }
 
 /**
+ * Whether a span made now, in the active context, would be recorded: tracing is on and a sampled
+ * span is active. Lets a hot path skip building a span's name, options and closure for the requests
+ * that are not sampled.
+ */
+export function sampledSpanActive(): boolean {
+  return TRACING && sampled(context.active());
+}
+
+/**
  * Runs `work` in a span named `name`, child of `parent` (the active context by default), ended when
  * it settles; or without a span when that parent holds no sampled span.
  */
