@@ -16,9 +16,9 @@
 const { spawn } = require('node:child_process');
 const { existsSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
-const { join, resolve } = require('node:path');
+const { join } = require('node:path');
 const autocannon = require('autocannon');
-const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
+const { TOKEN, buildsFromArgs, freePort, killAndWait, serverEnv, sleep, untilAnswering } = require('./lib');
 const { cpuNs } = require('./cpu-time');
 const { NODE, SERVICE_FLAGS, freshStore } = require('./node');
 
@@ -32,12 +32,7 @@ const ASYNC_RESOURCES = args.includes('--async-resources');
 const STORE = args.includes('--postgres') ? 'postgres' : 'sqlite';
 const STORE_LABEL = STORE === 'postgres' ? 'PostgreSQL' : 'SQLite';
 if (STORE === 'postgres' && !process.env.BENCH_DATABASE_URL) throw new Error('--postgres needs BENCH_DATABASE_URL');
-const BUILDS = args
-  .filter((arg) => arg.includes('='))
-  .map((arg) => {
-    const [name, target] = arg.split('=');
-    return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js') };
-  });
+const BUILDS = buildsFromArgs(args);
 if (BUILDS.length === 0)
   throw new Error('give at least one build: name=path/to/dist (or name=bench/baseline-server.js)');
 
@@ -110,9 +105,7 @@ async function measureOn(scenario, build, store, profileFile) {
     return { cpuUs, ...(ASYNC_RESOURCES ? asyncResourcesPerRequest(profile, answered) : summarize(profile, answered)) };
   } finally {
     // Gone before its store is dropped (a PostgreSQL schema's DROP would wait for its connections).
-    const exited = new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done()));
-    child.kill('SIGKILL');
-    await exited;
+    await killAndWait(child);
   }
 }
 

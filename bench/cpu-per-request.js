@@ -12,10 +12,9 @@
 // exports OTLP/HTTP (protobuf) to a local sink that accepts everything (bench/tracing.js's), with
 // `parentbased_traceidratio` at that ratio. BENCH_NODE runs it on another Node (bench/node.js).
 const { spawn } = require('node:child_process');
-const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
 const { cpuNsByThread: cpu } = require('./cpu-time');
-const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
+const { TOKEN, buildsFromArgs, freePort, killAndWait, median, serverEnv, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
 const { startSink } = require('./tracing');
 
@@ -28,14 +27,7 @@ const CONNECTIONS = Number(option('--connections', 32));
 const PATH = option('--path', '/plants/4242');
 const TRACING = option('--tracing', 'off').split(',');
 const SEEDED = 100_000;
-// The builds: every argument name=target that is not an option or an option's value.
-const BUILDS = args
-  .filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--') && arg.includes('='))
-  .map((arg) => {
-    const name = arg.slice(0, arg.indexOf('='));
-    const target = arg.slice(arg.indexOf('=') + 1);
-    return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js') };
-  });
+const BUILDS = buildsFromArgs(args);
 if (BUILDS.length === 0)
   throw new Error('give at least one build: name=path/to/dist (or name=bench/baseline-server.js)');
 
@@ -73,9 +65,7 @@ async function measure(build, ratio, sink) {
     sink.take();
     return { main: (after.main - before.main) / 1000 / REQUESTS, all: (after.all - before.all) / 1000 / REQUESTS };
   } finally {
-    const exited = new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done()));
-    child.kill('SIGKILL');
-    await exited;
+    await killAndWait(child);
     await store.drop();
   }
 }

@@ -29,7 +29,7 @@ const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const { TOKEN, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
+const { TOKEN, buildsFromArgs, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, seedSqlite } = require('./node');
 
 const args = process.argv.slice(2);
@@ -50,19 +50,16 @@ const SIMULATE = args.includes('--simulate');
 const HASH_SEED = option('--hash-seed', undefined);
 const CONCURRENCY = 4;
 const ENVS = args.flatMap((arg, i) => (args[i - 1] === '--env' ? [arg] : []));
-const BUILDS = args
-  .filter((arg, i) => arg.includes('=') && args[i - 1] !== '--env')
-  .map((arg) => {
-    const [name, dir] = arg.split('=');
-    const env = Object.fromEntries(
-      ENVS.filter((spec) => spec.startsWith(`${name}:`)).map((spec) => {
-        const assignment = spec.slice(name.length + 1);
-        const eq = assignment.indexOf('=');
-        return [assignment.slice(0, eq), assignment.slice(eq + 1)];
-      }),
-    );
-    return { name, main: dir.endsWith('.js') ? resolve(dir) : join(resolve(dir), 'main.js'), env };
-  });
+const BUILDS = buildsFromArgs(args).map((build) => ({
+  ...build,
+  env: Object.fromEntries(
+    ENVS.filter((spec) => spec.startsWith(`${build.name}:`)).map((spec) => {
+      const assignment = spec.slice(build.name.length + 1);
+      const eq = assignment.indexOf('=');
+      return [assignment.slice(0, eq), assignment.slice(eq + 1)];
+    }),
+  ),
+}));
 
 // Plants stored (with one statement, before the warm-up) for the read scenarios: ids 1..SEEDED.
 const SEEDED = 100_000;

@@ -14,11 +14,11 @@
 const { spawn } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
-const { join, resolve } = require('node:path');
+const { join } = require('node:path');
 const { cpuNs } = require('./cpu-time');
 const { NODE, SERVICE_FLAGS, seedSqlite } = require('./node');
 const autocannon = require('autocannon');
-const { TOKEN, freePort, median, serverEnv, untilAnswering } = require('./lib');
+const { TOKEN, buildsFromArgs, freePort, median, serverEnv, untilAnswering } = require('./lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -27,12 +27,7 @@ const DURATION = Number(option('--duration', 4));
 const CONNECTIONS = Number(option('--connections', 32));
 const ONLY = option('--only', undefined);
 const INTERLEAVE = args.includes('--interleave');
-const BUILDS = args
-  .filter((arg) => arg.includes('='))
-  .map((arg) => {
-    const [name, dir] = arg.split('=');
-    return { name, main: join(resolve(dir), 'main.js') };
-  });
+const BUILDS = buildsFromArgs(args);
 if (BUILDS.length < 2) throw new Error('give at least two builds: name=path/to/dist');
 
 const SEEDED = 100_000;

@@ -1,6 +1,7 @@
 'use strict';
 // Small helpers the bench scripts share (bench/run.js, fastpaths.js, fastpaths-callgrind.js).
 const { createServer } = require('node:net');
+const { join, resolve } = require('node:path');
 
 /** A free port on 127.0.0.1. */
 function freePort() {
@@ -56,4 +57,28 @@ async function untilAnswering(url, child, name, { timeoutMs = 30000, stepMs = 10
   throw new Error(`${name} did not answer within ${timeoutMs / 1000} s`);
 }
 
-module.exports = { TOKEN, freePort, median, serverEnv, sleep, untilAnswering };
+/**
+ * The builds named on a command line: each argument `name=target` (a name of letters, digits, `_`, `.`
+ * or `-`), the target a dist folder (its main.js is run) or a script (`.js`, e.g. bench/baseline-server.js).
+ * Other arguments, options' values included (`--path /plants?tag=even`, `--env name:VAR=value`), are not builds.
+ */
+function buildsFromArgs(args) {
+  return args
+    .filter((arg) => /^[\w.-]+=/.test(arg))
+    .map((arg) => {
+      const target = arg.slice(arg.indexOf('=') + 1);
+      return {
+        name: arg.slice(0, arg.indexOf('=')),
+        main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js'),
+      };
+    });
+}
+
+/** Kills `child` (SIGKILL) and resolves once it has exited: its connections and files are closed then. */
+function killAndWait(child) {
+  const exited = new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done()));
+  child.kill('SIGKILL');
+  return exited;
+}
+
+module.exports = { TOKEN, buildsFromArgs, freePort, killAndWait, median, serverEnv, sleep, untilAnswering };
