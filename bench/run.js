@@ -8,7 +8,17 @@
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
 // PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
 const { execFileSync, spawn } = require('node:child_process');
-const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
+const {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
@@ -348,6 +358,7 @@ async function main() {
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       node: nodeVersion(),
       platform: `${os.platform()} ${os.release()}`,
+      fsyncMicros: fsyncMicros(),
     },
     settings: {
       rounds: ROUNDS,
@@ -385,6 +396,43 @@ async function main() {
 }
 
 /**
+ * The median time, in µs, of an fsync after a 4 KiB write in the temporary folder, where the bench's SQLite
+ * files are: what each durable commit of the service waits for, and so what a create against the
+ * baseline at NORMAL (which does not fsync) and a replay weigh against the CPU. It differs by machine.
+ */
+function fsyncMicros(samples = 50) {
+  const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fsync-'));
+  const fd = openSync(join(dir, 'probe'), 'w');
+  const times = [];
+  try {
+    for (let i = 0; i < samples; i++) {
+      writeSync(fd, Buffer.alloc(4096, 1));
+      const started = process.hrtime.bigint();
+      fsyncSync(fd);
+      times.push(Number(process.hrtime.bigint() - started) / 1000);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return Math.round(median(times));
+}
+
+/**
+ * How the machine of `now` differs from that of `then` (two reports' `machine`), in words; undefined
+ * when it looks the same (an fsync time within a factor of 1.5 counts as the same).
+ */
+function machineDifference(then, now) {
+  const differences = ['cpu', 'cores', 'node', 'platform']
+    .filter((key) => then[key] !== now[key])
+    .map((key) => `${key} ${then[key]}, now ${now[key]}`);
+  const [a, b] = [then.fsyncMicros, now.fsyncMicros];
+  if (a === undefined || (b !== undefined && Math.max(a, b) / Math.min(a, b) > 1.5))
+    differences.push(`fsync ${a === undefined ? 'not measured' : `${a} µs`}, now ${b} µs`);
+  return differences.length === 0 ? undefined : differences.join('; ');
+}
+
+/**
  * The smoke run's guard against a regression nobody sees: each ratio against the committed smoke-length
  * baseline (bench/results/smoke-baseline.json, made by `npm run bench -- --smoke --rounds 5 --save-smoke-baseline`
  * on a quiet machine). A ratio more than 20 % below its baseline is reported loudly; it is a warning, not
@@ -415,7 +463,9 @@ function compareWithSmokeBaseline(report) {
     .filter((r) => before.has(r.scenario))
     .map((r) => ({ scenario: r.scenario, was: before.get(r.scenario), now: r.throughputRatio }));
   const fallen = rows.filter((r) => r.now < r.was * 0.8);
+  const otherMachine = machineDifference(baseline.machine, report.machine);
   console.log(`\nAgainst the smoke baseline of ${baseline.date} (ratio now / then):`);
+  if (otherMachine !== undefined) console.log(`  (taken on another machine: ${otherMachine})`);
   for (const r of rows) {
     console.log(`  ${r.now < r.was * 0.8 ? '!!' : '  '} ${r.scenario}: ${r.now.toFixed(2)} / ${r.was.toFixed(2)}`);
   }
@@ -433,6 +483,11 @@ function compareWithSmokeBaseline(report) {
   }
   console.log('WARNING: a smoke run is one second per scenario on a shared machine: confirm with `npm run bench`');
   console.log('WARNING: (three rounds of five seconds) before believing it, and say so in bench/README.md.');
+  if (otherMachine !== undefined) {
+    console.log(`WARNING: the baseline was taken on another machine (${otherMachine}).`);
+    console.log('WARNING: creates against the baseline at NORMAL and replays weigh an fsync against the CPU: they');
+    console.log('WARNING: move with the machine. Run the head the baseline was saved from beside this one to tell.');
+  }
   console.log(bar);
   if (process.env.GITHUB_ACTIONS) {
     for (const r of fallen)
