@@ -286,6 +286,8 @@ async function main() {
     if (!soak.every((result) => result.pass)) process.exitCode = 1;
     return;
   }
+  // Before the load: not while the kernel still writes back the bench's deleted SQLite files.
+  const fsync = fsyncMicros();
   const results = [];
   for (const scenario of SCENARIOS.filter((s) => ONLY === undefined || s.name.includes(ONLY))) {
     const rounds = [];
@@ -358,7 +360,7 @@ async function main() {
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       node: nodeVersion(),
       platform: `${os.platform()} ${os.release()}`,
-      fsyncMicros: fsyncMicros(),
+      fsyncMicros: fsync,
     },
     settings: {
       rounds: ROUNDS,
@@ -397,37 +399,44 @@ async function main() {
 
 /**
  * The median time, in µs, of an fsync after a 4 KiB write in the temporary folder, where the bench's SQLite
- * files are: what each durable commit of the service waits for, and so what a create against the
- * baseline at NORMAL (which does not fsync) and a replay weigh against the CPU. It differs by machine.
+ * files are: about what each durable commit of the service waits for (SQLite syncs its WAL's data; this
+ * file also grows), and so what a create against the baseline at NORMAL (which does not fsync) and a
+ * replay weigh against the CPU. It differs by machine. Null when the folder cannot be written or synced.
  */
 function fsyncMicros(samples = 50) {
-  const dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fsync-'));
-  const fd = openSync(join(dir, 'probe'), 'w');
+  let dir;
+  let fd;
   const times = [];
   try {
+    dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fsync-'));
+    fd = openSync(join(dir, 'probe'), 'w');
     for (let i = 0; i < samples; i++) {
       writeSync(fd, Buffer.alloc(4096, 1));
       const started = process.hrtime.bigint();
       fsyncSync(fd);
       times.push(Number(process.hrtime.bigint() - started) / 1000);
     }
+    return Math.round(median(times));
+  } catch {
+    return null;
   } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
+    if (fd !== undefined) closeSync(fd);
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
-  return Math.round(median(times));
 }
 
 /**
- * How the machine of `now` differs from that of `then` (two reports' `machine`), in words; undefined
- * when it looks the same (an fsync time within a factor of 1.5 counts as the same).
+ * How the machine of `now` differs from that of `then` (two reports' `machine`, either possibly
+ * missing), in words; undefined when it looks the same. The kernel release and Node's version count
+ * (an update can move a ratio); two fsync times count as the same within a factor of 1.5, or when
+ * both are under 20 µs (a RAM disk).
  */
-function machineDifference(then, now) {
+function machineDifference(then = {}, now = {}) {
   const differences = ['cpu', 'cores', 'node', 'platform']
     .filter((key) => then[key] !== now[key])
-    .map((key) => `${key} ${then[key]}, now ${now[key]}`);
-  const [a, b] = [then.fsyncMicros, now.fsyncMicros];
-  if (a === undefined || (b !== undefined && Math.max(a, b) / Math.min(a, b) > 1.5))
+    .map((key) => `${key} ${then[key] ?? 'not recorded'}, now ${now[key] ?? 'not recorded'}`);
+  const [a, b] = [then.fsyncMicros ?? undefined, now.fsyncMicros ?? undefined];
+  if (b !== undefined && (a === undefined || (Math.max(a, b) >= 20 && Math.max(a, b) > 1.5 * Math.min(a, b))))
     differences.push(`fsync ${a === undefined ? 'not measured' : `${a} µs`}, now ${b} µs`);
   return differences.length === 0 ? undefined : differences.join('; ');
 }
@@ -485,8 +494,9 @@ function compareWithSmokeBaseline(report) {
   console.log('WARNING: (three rounds of five seconds) before believing it, and say so in bench/README.md.');
   if (otherMachine !== undefined) {
     console.log(`WARNING: the baseline was taken on another machine (${otherMachine}).`);
-    console.log('WARNING: creates against the baseline at NORMAL and replays weigh an fsync against the CPU: they');
-    console.log('WARNING: move with the machine. Run the head the baseline was saved from beside this one to tell.');
+    console.log('WARNING: ratios move with the machine, most of all those that weigh an fsync against the CPU');
+    console.log('WARNING: (creates against the baseline at NORMAL, replays). Run the head the baseline was saved');
+    console.log('WARNING: from beside this one to tell the machine from the code.');
   }
   console.log(bar);
   if (process.env.GITHUB_ACTIONS) {
