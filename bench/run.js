@@ -428,15 +428,15 @@ function fsyncMicros(samples = 50) {
 /**
  * How the machine of `now` differs from that of `then` (two reports' `machine`, either possibly
  * missing), in words; undefined when it looks the same. The kernel release and Node's version count
- * (an update can move a ratio); two fsync times count as the same within a factor of 1.5, or when
- * both are under 20 µs (a RAM disk).
+ * (an update can move a ratio); two fsync times count as the same within a factor of 2.5 (one
+ * machine's moved 115–224 µs within an hour), or when both are under 20 µs (a RAM disk).
  */
 function machineDifference(then = {}, now = {}) {
   const differences = ['cpu', 'cores', 'node', 'platform']
     .filter((key) => then[key] !== now[key])
     .map((key) => `${key} ${then[key] ?? 'not recorded'}, now ${now[key] ?? 'not recorded'}`);
   const [a, b] = [then.fsyncMicros ?? undefined, now.fsyncMicros ?? undefined];
-  if (b !== undefined && (a === undefined || (Math.max(a, b) >= 20 && Math.max(a, b) > 1.5 * Math.min(a, b))))
+  if (b !== undefined && (a === undefined || (Math.max(a, b) >= 20 && Math.max(a, b) > 2.5 * Math.min(a, b))))
     differences.push(`fsync ${a === undefined ? 'not measured' : `${a} µs`}, now ${b} µs`);
   return differences.length === 0 ? undefined : differences.join('; ');
 }
