@@ -8,9 +8,12 @@
 //   the span objects for a batch.
 // Both send batches of encoded spans with node:http to OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces.
 //
-// Left out on purpose, as a prototype: attribute and event limits, links, retries, headers, compression,
-// timeouts, JSON and console exporters, duplicate attribute keys (a repeated key is sent twice). Checked
-// only by bench/tracing.js's sink decoding every span (kind and route) and counting them.
+// Left out on purpose, as a prototype: attribute and event limits, links, dropped counts, retries, headers,
+// compression, timeouts, https, an endpoint path other than /v1/traces, the JSON and console exporters,
+// explicit end and event times (the span's own clock is used), duplicate attribute keys (a repeated key
+// is sent twice); negative integers and integers from 2^53 are sent as doubles, bytes as a string.
+// Checked by bench/tracing.js's sink decoding every span (kind and route) and counting them, and by a
+// review that compared EncodeAtEnd's bytes with the SDK's ProtobufTraceSerializer for the same spans.
 // Built into copies of dist/ by ./variants.js.
 const api = require('@opentelemetry/api');
 const { isTracingSuppressed } = require('@opentelemetry/core');
@@ -298,7 +301,13 @@ class EncodingProcessor {
   constructor(resource, url, { maxBatch = 2048, delay = 1000, maxQueue = 16384, send = true } = {}, tally) {
     this.send = send;
     this.resource = resource;
-    resource.waitForAsyncAttributes?.();
+    // The resource's asynchronous attributes (host.id) are awaited before the first batch leaves.
+    this.settled = false;
+    this.ready = Promise.resolve(resource.waitForAsyncAttributes?.())
+      .catch(() => undefined)
+      .then(() => {
+        this.settled = true;
+      });
     this.url = new URL(url);
     this.maxBatch = maxBatch;
     this.maxQueue = maxQueue;
@@ -335,13 +344,14 @@ class EncodingProcessor {
     if (this.count >= this.maxBatch) this.flush();
   }
   flush() {
+    if (!this.settled) return this.ready.then(() => this.flush());
     if (this.count === 0) return Promise.resolve();
     const out = new Writer(64 + [...this.scopes.values()].reduce((s, p) => s + p.w.pos + 64, 0) + 2048);
     out.tag(1, 2);
     const rs = out.start();
     out.tag(1, 2);
     const r = out.start();
-    const attrs = this.resource.asyncAttributesPending ? {} : this.resource.attributes;
+    const attrs = this.resource.attributes;
     for (const k in attrs) if (attrs[k] !== undefined) out.keyValue(1, k, attrs[k]);
     out.finish(r);
     for (const p of this.scopes.values()) {

@@ -3,7 +3,7 @@
 // beside it by bench/cpu-per-request.js (bench/README.md, "eighth pass"):
 //
 //   node bench/lean-tracer/variants.js OUT [--dist dist] [--node-modules node_modules]
-//   node bench/cpu-per-request.js --tracing off,0.1,1 sdk=dist eae=OUT/eae/dist lean=OUT/lean/dist ...
+//   node bench/cpu-per-request.js --runs 3 --tracing off,0.1,1 sdk=dist eae=OUT/eae/dist lean=OUT/lean/dist ...
 //
 // - eae: the SDK's spans, each encoded as it ends (EncodeAtEnd) instead of the batch processor and the
 //   OTLP exporter's serialiser;
@@ -12,7 +12,11 @@
 //   sampled and unsampled responses carry the same listeners;
 // - lean-noexport: lean, the batches encoded but never sent;
 // - lean-noctx: the same, and a sampled request's context never bound (so no database span);
-// - lean-allclose: lean-noctx with lean-close's listener.
+// - lean-allclose: lean-noctx with lean-close's listener;
+// and three of the shipped build (the SDK's spans):
+// - sdk-close: with lean-close's listener on every unsampled response;
+// - hook-only: its onRequest hook answering at once (no sampling decision, no span);
+// - no-hooks: no hook at all (the SDK and the instrumentations loaded, no server span).
 // The copies are patched as text, and each patch is checked to apply: rebuild them after `nest build`.
 // --node-modules: the tree the copies run with (one built for BENCH_NODE's Node, for another Node).
 const {
@@ -57,6 +61,21 @@ const closeOnEveryResponse = {
   to: "        if (span === undefined) {\n            reply.raw.once('close', () => undefined);\n            return done();\n        }",
 };
 const VARIANTS = {
+  'sdk-close': [closeOnEveryResponse],
+  'hook-only': [
+    {
+      file: 'platform/request-spans.js',
+      from: "fastify.addHook('onRequest', (request, reply, done) => {\n",
+      to: "fastify.addHook('onRequest', (request, reply, done) => {\n        return done();\n",
+    },
+  ],
+  'no-hooks': [
+    {
+      file: 'tracing.js',
+      from: "(0, node_diagnostics_channel_1.subscribe)('fastify.initialization', (message) => traceRequests(message.fastify, tracer, sampling));",
+      to: 'void traceRequests;',
+    },
+  ],
   eae: [
     {
       file: 'tracing.js',
@@ -82,7 +101,7 @@ for (const [name, patches] of Object.entries(VARIANTS)) {
   for (const { file, from, to } of patches) {
     const path = join(root, 'dist', file);
     const text = readFileSync(path, 'utf8');
-    const patched = text.replace(from, to);
+    const patched = text.replace(from, () => to);
     if (patched === text)
       throw new Error(`${name}: ${file} does not hold ${from} (rebuild dist, or update this patch)`);
     writeFileSync(path, patched);
