@@ -410,8 +410,9 @@ function fsyncMicros(samples = 50) {
   try {
     dir = mkdtempSync(join(os.tmpdir(), 'plant-store-fsync-'));
     fd = openSync(join(dir, 'probe'), 'w');
+    const page = Buffer.alloc(4096, 1);
     for (let i = 0; i < samples; i++) {
-      writeSync(fd, Buffer.alloc(4096, 1));
+      writeSync(fd, page);
       const started = process.hrtime.bigint();
       fsyncSync(fd);
       times.push(Number(process.hrtime.bigint() - started) / 1000);

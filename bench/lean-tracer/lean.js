@@ -98,7 +98,14 @@ class Writer {
   fixed64ms(ms) {
     // epoch milliseconds (double) as fixed64 nanoseconds
     const seconds = Math.floor(ms / 1000);
-    const nanos = Math.round((ms - seconds * 1000) * 1e6);
+    this.fixed64(seconds, Math.round((ms - seconds * 1000) * 1e6));
+  }
+  fixed64hr(t) {
+    // an HrTime, [seconds, nanos], as fixed64 nanoseconds
+    this.fixed64(t[0], t[1]);
+  }
+  fixed64(seconds, nanos) {
+    // seconds * 1e9 + nanos, in two 32-bit halves (the SDK's writeHrTimeAsFixed64: exact beyond 2^53)
     const lo16 = seconds & 0xffff,
       hi = (seconds / 0x10000) >>> 0;
     const a = lo16 * 1e9,
@@ -329,15 +336,19 @@ class EncodingProcessor {
     return p;
   }
   onEnd(span) {
+    this.enqueue(span.scope, encodeSpan, span);
+  }
+  /** Encodes `span` with `encode` into its scope's pending batch (or counts it dropped when the queue is full). */
+  enqueue(scope, encode, span) {
     if (this.count + this.inFlight >= this.maxQueue) {
       if (this.tally) this.tally.dropped++;
       return;
     }
-    const p = this.pending(span.scope);
+    const p = this.pending(scope);
     const w = p.w;
     w.tag(2, 2);
     const at = w.start();
-    encodeSpan(w, span);
+    encode(w, span);
     w.finish(at);
     p.n++;
     this.count++;
@@ -565,40 +576,11 @@ function encodeReadable(w, s) {
   w.tag(16, 5);
   w.u32(0x100 | (ctx.traceFlags & 0xff) | (parent?.isRemote ? 0x200 : 0));
 }
-Writer.prototype.fixed64hr = function (t) {
-  // [seconds, nanos]
-  const seconds = t[0],
-    nanos = t[1];
-  const lo16 = seconds & 0xffff,
-    hi = (seconds / 0x10000) >>> 0;
-  const a = lo16 * 1e9,
-    c = hi * 1e9;
-  const aLo = a >>> 0,
-    aHi = Math.floor(a / 0x100000000);
-  const cLo = ((c & 0xffff) * 0x10000) >>> 0,
-    cHi = (c / 0x10000) >>> 0;
-  const low = aLo + cLo + nanos;
-  const carry = Math.floor(low / 0x100000000);
-  this.u32(low >>> 0);
-  this.u32((aHi + cHi + carry) >>> 0);
-};
 class EncodeAtEnd extends EncodingProcessor {
   onStart() {}
   onEnd(span) {
     if ((span.spanContext().traceFlags & 1) === 0) return;
-    if (this.count + this.inFlight >= this.maxQueue) {
-      if (this.tally) this.tally.dropped++;
-      return;
-    }
-    const p = this.pending(span.instrumentationScope);
-    const w = p.w;
-    w.tag(2, 2);
-    const at = w.start();
-    encodeReadable(w, span);
-    w.finish(at);
-    p.n++;
-    this.count++;
-    if (this.count >= this.maxBatch) this.flush();
+    this.enqueue(span.instrumentationScope, encodeReadable, span);
   }
   forceFlush() {
     return this.flush();
