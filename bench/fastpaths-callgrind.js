@@ -31,6 +31,7 @@ const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { TOKEN, buildsFromArgs, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, seedSqlite } = require('./node');
+const { acceptExport } = require('./tracing');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -133,7 +134,7 @@ function jitInstructions(out) {
 async function startSink() {
   const server = createHttpServer((request, response) => {
     request.resume();
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    request.on('end', () => acceptExport(request, response));
   });
   await new Promise((done) => server.listen(0, '127.0.0.1', done));
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };

@@ -34,8 +34,8 @@ async function startSink() {
     const chunks = [];
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
-      bodies.push({ json: String(request.headers['content-type']).includes('json'), body: Buffer.concat(chunks) });
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      bodies.push({ json: isJson(request), body: Buffer.concat(chunks) });
+      acceptExport(request, response);
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,6 +59,20 @@ async function startSink() {
     },
     close: () => new Promise((resolve) => server.close(resolve)),
   };
+}
+
+function isJson(request) {
+  return String(request.headers['content-type']).includes('json');
+}
+
+/**
+ * Answers an OTLP/HTTP export as a collector that took all of it does: an empty
+ * ExportTraceServiceResponse in the request's own encoding. (A JSON `{}` to a protobuf export made the
+ * exporter log a warning for every batch: "could not deserialize response".)
+ */
+function acceptExport(request, response) {
+  if (isJson(request)) response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  else response.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 }).end();
 }
 
 /** The kind and `http.route` of each span of an OTLP JSON export request. */
@@ -287,4 +301,4 @@ async function runTracingBench(helpers) {
   return { summary, rounds };
 }
 
-module.exports = { runTracingBench, startSink };
+module.exports = { acceptExport, runTracingBench, startSink };
