@@ -17,6 +17,15 @@
 // - sdk-close: with lean-close's listener on every unsampled response;
 // - hook-only: its onRequest hook answering at once (no sampling decision, no span);
 // - no-hooks: no hook at all (the SDK and the instrumentations loaded, no server span).
+// And, for the ninth pass's step (run them with `--tracing 1`: each fixes its own sampling):
+// - zero, tenth: the shipped build at 0 % and at 10 %, whatever the ratio asked for;
+// - interleaved: a tenth of the requests, each drawn by Math.random() ahead of the sampler;
+// - clustered: the same tenth in bursts: 3,000 requests sampled in every 30,000;
+// - alternating: interleaved for 30,000 requests, clustered for the next 30,000, and so on;
+// - als: the shipped build with an AsyncLocalStorage entered before it starts (Node 20's hooks on).
+// Built with VARIANT_CPU_LOG=<file> in the environment, interleaved, clustered and alternating append the
+// process's CPU time every 1,000 requests to <file>; `node bench/lean-tracer/cpu-log-summary.js <file>`
+// reads it.
 // The copies are patched as text, and each patch is checked to apply: rebuild them after `nest build`.
 // --node-modules: the tree the copies run with (one built for BENCH_NODE's Node, for another Node).
 const {
@@ -60,6 +69,37 @@ const closeOnEveryResponse = {
   from: '        if (span === undefined)\n            return done();',
   to: "        if (span === undefined) {\n            reply.raw.once('close', () => undefined);\n            return done();\n        }",
 };
+/** The shipped build, sampling `ratio` of the requests whatever OTEL_TRACES_SAMPLER_ARG says. */
+function samplingRatio(ratio) {
+  return {
+    file: 'tracing.js',
+    from: '"use strict";\n',
+    to: `"use strict";\nprocess.env.OTEL_TRACES_SAMPLER_ARG = '${ratio}';\n`,
+  };
+}
+/**
+ * The server span's decision dropping the requests for which `drop` is true (this.n counts them) ahead
+ * of the sampler (run at 1); with VARIANT_CPU_LOG set when the copies are built, logging the process's
+ * CPU time every 1,000 requests to that file.
+ */
+function sampleOwn(drop) {
+  const log = process.env.VARIANT_CPU_LOG;
+  const logging = log
+    ? '        if (this.n % 1000 === 0) {\n' +
+      '            const { user, system } = process.cpuUsage();\n' +
+      `            require('node:fs').appendFileSync(${JSON.stringify(resolve(log))}, \`\${this.n} \${user + system}\\n\`);\n` +
+      '        }\n'
+    : '';
+  return {
+    file: 'platform/sampling-first.js',
+    from: 'startSpan(tracer, name, kind, parent) {\n',
+    to:
+      'startSpan(tracer, name, kind, parent) {\n' +
+      '        this.n = (this.n | 0) + 1;\n' +
+      logging +
+      `        if (${drop}) return undefined;\n`,
+  };
+}
 const VARIANTS = {
   'sdk-close': [closeOnEveryResponse],
   'hook-only': [
@@ -88,6 +128,18 @@ const VARIANTS = {
   'lean-noexport': [leanProvider(false)],
   'lean-noctx': [leanProvider(false), ...noContext],
   'lean-allclose': [leanProvider(false), ...noContext, closeOnEveryResponse],
+  zero: [samplingRatio(0)],
+  tenth: [samplingRatio(0.1)],
+  interleaved: [sampleOwn('Math.random() >= 0.1')],
+  clustered: [sampleOwn('this.n % 30000 >= 3000')],
+  alternating: [sampleOwn('(this.n % 60000 < 30000 ? Math.random() >= 0.1 : this.n % 30000 >= 3000)')],
+  als: [
+    {
+      file: 'main.js',
+      from: '"use strict";\n',
+      to: `"use strict";\nrequire(${JSON.stringify(resolve(__dirname, '..', 'async-local-storage-on.js'))});\n`,
+    },
+  ],
 };
 
 for (const [name, patches] of Object.entries(VARIANTS)) {
