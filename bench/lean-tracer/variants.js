@@ -22,8 +22,10 @@
 // - interleaved: a tenth of the requests, each drawn by Math.random() ahead of the sampler;
 // - clustered: the same tenth in bursts: 3,000 requests sampled in every 30,000;
 // - alternating: interleaved for 30,000 requests, clustered for the next 30,000, and so on;
+// - spread: a tenth sampled at random for 30,000 requests, then in bursts of 300 in 3,000, then 1,000 in
+//   10,000, then 3,000 in 30,000, and again;
 // - als: the shipped build with an AsyncLocalStorage entered before it starts (Node 20's hooks on).
-// Built with VARIANT_CPU_LOG=<file> in the environment, interleaved, clustered and alternating append the
+// Built with VARIANT_CPU_LOG=<file> in the environment, interleaved, clustered, alternating and spread append the
 // process's CPU time every 1,000 requests to <file>; `node bench/lean-tracer/cpu-log-summary.js <file>`
 // reads it.
 // The copies are patched as text, and each patch is checked to apply: rebuild them after `nest build`.
@@ -133,6 +135,11 @@ const VARIANTS = {
   interleaved: [sampleOwn('Math.random() >= 0.1')],
   clustered: [sampleOwn('this.n % 30000 >= 3000')],
   alternating: [sampleOwn('(this.n % 60000 < 30000 ? Math.random() >= 0.1 : this.n % 30000 >= 3000)')],
+  spread: [
+    sampleOwn(
+      '[Math.random() >= 0.1, this.n % 3000 >= 300, this.n % 10000 >= 1000, this.n % 30000 >= 3000][Math.floor(this.n / 30000) % 4]',
+    ),
+  ],
   als: [
     {
       file: 'main.js',
