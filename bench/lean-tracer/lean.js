@@ -460,31 +460,40 @@ function encodeSpan(w, s) {
   w.fixed64ms(s.endTime);
   const a = s.attrs;
   for (let i = 0; i < a.length; i += 2) w.keyValue(9, a[i], a[i + 1]);
-  if (s.events !== undefined)
-    for (const e of s.events) {
-      w.tag(11, 2);
-      const at = w.start();
-      w.tag(1, 1);
-      w.fixed64ms(e.time);
-      w.tag(2, 2);
-      w.string(e.name);
-      if (e.attributes)
-        for (const k in e.attributes) if (e.attributes[k] !== undefined) w.keyValue(3, k, e.attributes[k]);
-      w.finish(at);
-    }
-  if (s.code !== 0 || s.message) {
-    w.tag(15, 2);
-    const at = w.start();
-    if (s.message) {
-      w.tag(2, 2);
-      w.string(s.message);
-    }
-    w.tag(3, 0);
-    w.varint(s.code);
-    w.finish(at);
-  }
+  if (s.events !== undefined) encodeEvents(w, s.events, false);
+  encodeStatus(w, s.code, s.message);
   w.tag(16, 5);
   w.u32(0x100 | 1 | (s.parent?.isRemote ? 0x200 : 0));
+}
+
+/** Span.events (11): each event's time (an HrTime when `hrTime`, else epoch ms), name and attributes. */
+function encodeEvents(w, events, hrTime) {
+  for (const e of events) {
+    w.tag(11, 2);
+    const at = w.start();
+    w.tag(1, 1);
+    if (hrTime) w.fixed64hr(e.time);
+    else w.fixed64ms(e.time);
+    w.tag(2, 2);
+    w.string(e.name);
+    if (e.attributes)
+      for (const k in e.attributes) if (e.attributes[k] !== undefined) w.keyValue(3, k, e.attributes[k]);
+    w.finish(at);
+  }
+}
+
+/** Span.status (15), unless it is UNSET without a message. */
+function encodeStatus(w, code, message) {
+  if (code === 0 && !message) return;
+  w.tag(15, 2);
+  const at = w.start();
+  if (message) {
+    w.tag(2, 2);
+    w.string(message);
+  }
+  w.tag(3, 0);
+  w.varint(code);
+  w.finish(at);
 }
 
 class LeanProvider {
@@ -550,29 +559,8 @@ function encodeReadable(w, s) {
     w.tag(10, 0);
     w.varint(s.droppedAttributesCount);
   }
-  for (const e of s.events) {
-    w.tag(11, 2);
-    const at = w.start();
-    w.tag(1, 1);
-    w.fixed64hr(e.time);
-    w.tag(2, 2);
-    w.string(e.name);
-    if (e.attributes)
-      for (const k in e.attributes) if (e.attributes[k] !== undefined) w.keyValue(3, k, e.attributes[k]);
-    w.finish(at);
-  }
-  const st = s.status;
-  if (st.code !== 0 || st.message) {
-    w.tag(15, 2);
-    const at = w.start();
-    if (st.message) {
-      w.tag(2, 2);
-      w.string(st.message);
-    }
-    w.tag(3, 0);
-    w.varint(st.code);
-    w.finish(at);
-  }
+  encodeEvents(w, s.events, true);
+  encodeStatus(w, s.status.code, s.status.message);
   w.tag(16, 5);
   w.u32(0x100 | (ctx.traceFlags & 0xff) | (parent?.isRemote ? 0x200 : 0));
 }
