@@ -9,6 +9,7 @@
 // `--block 3000 --modes 10` puts its bursts in phase 0 and the stretches between them in 1–9. Each phase
 // is also compared with phase 0 cycle by cycle ("dearer in k of n cycles").
 const { readFileSync } = require('node:fs');
+const { median } = require('../lib');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -21,7 +22,6 @@ const rows = readFileSync(args[0], 'utf8')
   .trim()
   .split('\n')
   .map((line) => line.split(' ').map(Number));
-const phases = Array.from({ length: MODES }, () => []);
 const cycles = new Map(); // cycle → phase → CPU per request of its windows
 for (let i = 1; i < rows.length; i++) {
   const [n, cpu] = rows[i - 1];
@@ -29,7 +29,6 @@ for (let i = 1; i < rows.length; i++) {
   if (n < AFTER) continue;
   const phase = Math.floor(n / BLOCK) % MODES;
   const perRequest = (nextCpu - cpu) / (next - n);
-  phases[phase].push(perRequest);
   const cycle = Math.floor(n / (BLOCK * MODES));
   if (!cycles.has(cycle))
     cycles.set(
@@ -39,7 +38,7 @@ for (let i = 1; i < rows.length; i++) {
   cycles.get(cycle)[phase].push(perRequest);
 }
 const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const phases = Array.from({ length: MODES }, (_, phase) => [...cycles.values()].flatMap((byPhase) => byPhase[phase]));
 const whole = [...cycles.values()].filter((byPhase) => byPhase.every((values) => values.length > 0));
 phases.forEach((values, phase) => {
   const name = NAMES[phase] ?? `phase ${phase}`;
