@@ -24,10 +24,17 @@
 // - alternating: interleaved for 30,000 requests, clustered for the next 30,000, and so on;
 // - spread: a tenth sampled at random for 30,000 requests, then in bursts of 300 in 3,000, then 1,000 in
 //   10,000, then 3,000 in 30,000, and again;
+// - hold, hold-all: a tenth sampled at random (hold) or all (hold-all), their spans never exported, only
+//   held after they end for 0, 300 and 30 ms in turns of 30,000 requests (`hold.js`);
+// - batches, batches-tenth: all sampled (batches) or a tenth at random, exported in batches of 2,048 and of
+//   256 spans in turns of 30,000 requests (`batches.js`);
 // - als: the shipped build with an AsyncLocalStorage entered before it starts (Node 20's hooks on).
 // Built with VARIANT_CPU_LOG=<file> in the environment, interleaved, clustered, alternating and spread append the
 // process's CPU time every 1,000 requests to <file>; `node bench/lean-tracer/cpu-log-summary.js <file>`
 // reads it.
+// Built with VARIANT_PHASE_LOG=<file> instead, they log more every 1,000 requests (the main thread's CPU, the
+// GC's work, the old space, page faults: `phase-log.js`), and with VARIANT_PROFILE=<from>,<to> as well,
+// profile the main thread between those requests; `phase-profile.js` reads both.
 // The copies are patched as text, and each patch is checked to apply: rebuild them after `nest build`.
 // --node-modules: the tree the copies run with (one built for BENCH_NODE's Node, for another Node).
 const {
@@ -71,6 +78,15 @@ const closeOnEveryResponse = {
   from: '        if (span === undefined)\n            return done();',
   to: "        if (span === undefined) {\n            reply.raw.once('close', () => undefined);\n            return done();\n        }",
 };
+/** Batches of 2,048 and of 256 spans in turns (`batches.js`), on the exporter the variables ask for. */
+const alternatingBatches = {
+  file: 'tracing.js',
+  from: 'spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, trace_context_1.spanTally)],',
+  to:
+    "spanProcessors: [((exporter) => new (require('./batches').AlternatingBatches)((size) => " +
+    'spanProcessorFromEnv(exporter, { ...process.env, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: String(size) }, ' +
+    'trace_context_1.spanTally)))(exporterFromEnv(process.env))],',
+};
 /** The shipped build, sampling `ratio` of the requests whatever OTEL_TRACES_SAMPLER_ARG says. */
 function samplingRatio(ratio) {
   return {
@@ -86,18 +102,24 @@ function samplingRatio(ratio) {
  */
 function sampleOwn(drop) {
   const log = process.env.VARIANT_CPU_LOG;
-  const logging = log
-    ? '        if (this.n % 1000 === 0) {\n' +
-      '            const { user, system } = process.cpuUsage();\n' +
-      `            require('node:fs').appendFileSync(${JSON.stringify(resolve(log))}, \`\${this.n} \${user + system}\\n\`);\n` +
-      '        }\n'
-    : '';
+  const phaseLog = process.env.VARIANT_PHASE_LOG;
+  const range = process.env.VARIANT_PROFILE ? `[${process.env.VARIANT_PROFILE}]` : 'undefined';
+  const logging = phaseLog
+    ? '        if (this.n % 1000 === 0)\n' +
+      `            require(${JSON.stringify(join(__dirname, 'phase-log.js'))}).tick(${JSON.stringify(resolve(phaseLog))}, this.n, ${range});\n`
+    : log
+      ? '        if (this.n % 1000 === 0) {\n' +
+        '            const { user, system } = process.cpuUsage();\n' +
+        `            require('node:fs').appendFileSync(${JSON.stringify(resolve(log))}, \`\${this.n} \${user + system}\\n\`);\n` +
+        '        }\n'
+      : '';
   return {
     file: 'platform/sampling-first.js',
     from: 'startSpan(tracer, name, kind, parent) {\n',
     to:
       'startSpan(tracer, name, kind, parent) {\n' +
       '        this.n = (this.n | 0) + 1;\n' +
+      '        globalThis.variantRequests = this.n;\n' +
       logging +
       `        if (${drop}) return undefined;\n`,
   };
@@ -140,6 +162,24 @@ const VARIANTS = {
       '[Math.random() >= 0.1, this.n % 3000 >= 300, this.n % 10000 >= 1000, this.n % 30000 >= 3000][Math.floor(this.n / 30000) % 4]',
     ),
   ],
+  hold: [
+    sampleOwn('Math.random() >= 0.1'),
+    {
+      file: 'tracing.js',
+      from: 'spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, trace_context_1.spanTally)],',
+      to: "spanProcessors: [new (require('./hold').HoldProcessor)()],",
+    },
+  ],
+  'hold-all': [
+    sampleOwn('false'),
+    {
+      file: 'tracing.js',
+      from: 'spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, trace_context_1.spanTally)],',
+      to: "spanProcessors: [new (require('./hold').HoldProcessor)()],",
+    },
+  ],
+  batches: [sampleOwn('false'), alternatingBatches],
+  'batches-tenth': [sampleOwn('Math.random() >= 0.1'), alternatingBatches],
   als: [
     {
       file: 'main.js',
@@ -157,6 +197,8 @@ for (const [name, patches] of Object.entries(VARIANTS)) {
   copyFileSync(join(DIST, '..', 'package.json'), join(root, 'package.json'));
   if (!existsSync(join(root, 'node_modules'))) symlinkSync(NODE_MODULES, join(root, 'node_modules'));
   copyFileSync(join(__dirname, 'lean.js'), join(root, 'dist', 'lean.js'));
+  copyFileSync(join(__dirname, 'hold.js'), join(root, 'dist', 'hold.js'));
+  copyFileSync(join(__dirname, 'batches.js'), join(root, 'dist', 'batches.js'));
   for (const { file, from, to } of patches) {
     const path = join(root, 'dist', file);
     const text = readFileSync(path, 'utf8');

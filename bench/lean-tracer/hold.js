@@ -1,0 +1,42 @@
+'use strict';
+// A span processor that exports nothing and only holds the spans that end, for a while, in turns of
+// 30,000 requests (the `hold` copy of variants.js, for the ninth pass's step): drops each span as it ends,
+// then holds them for 300 ms (about as long as they wait for a batch of 2,048 at 10 %), then for 30 ms
+// (at 100 %), and again. The only difference between the turns is how long an ended span stays alive.
+// The turn follows the request count the sampling decision keeps (globalThis.variantRequests).
+const { performance } = require('node:perf_hooks');
+
+const TURNS = [0, 300, 30];
+
+class HoldProcessor {
+  held = [];
+  since = 0;
+
+  onStart() {}
+
+  onEnd(span) {
+    const holdMs = TURNS[Math.floor((globalThis.variantRequests | 0) / 30000) % TURNS.length];
+    if (holdMs === 0) {
+      this.held = [];
+      return;
+    }
+    const now = performance.now();
+    if (this.held.length === 0) this.since = now;
+    else if (now - this.since > holdMs) {
+      this.held = [];
+      this.since = now;
+    }
+    this.held.push(span);
+  }
+
+  forceFlush() {
+    return Promise.resolve();
+  }
+
+  shutdown() {
+    this.held = [];
+    return Promise.resolve();
+  }
+}
+
+module.exports = { HoldProcessor };

@@ -1,0 +1,70 @@
+'use strict';
+// What the process did in each window of 1,000 requests, for the ninth pass's step (bench/README.md):
+// required by a variants.js copy built with VARIANT_PHASE_LOG=<file>, whose sampling decision calls
+// `tick(n)` every 1,000 requests. Each line of <file> holds, space-separated:
+//   n, the process's CPU µs (user + system), the main thread's CPU µs (Node 23+; -1 before),
+//   the monotonic clock in µs, scavenges and their ms, mark-compacts and their ms, incremental marking
+//   steps and their ms (the GC's own time on the main thread, from perf_hooks), old space used bytes,
+//   minor page faults, the main thread's voluntary and involuntary context switches (a voluntary one is
+//   mostly the event loop finding nothing to do and sleeping; an involuntary one, the thread preempted).
+// With VARIANT_PROFILE=<from>,<to> also set at build time, a CPU profile of the main thread (V8's
+// sampling profiler, one sample every 200 µs) from request <from> to request <to>, written to
+// <file>.cpuprofile; `phase-profile.js` splits it by phase.
+const { appendFileSync, readFileSync, writeFileSync } = require('node:fs');
+const { PerformanceObserver, constants } = require('node:perf_hooks');
+const v8 = require('node:v8');
+
+const gc = { minor: 0, minorMs: 0, major: 0, majorMs: 0, incremental: 0, incrementalMs: 0 };
+const GC_KINDS = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+};
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = GC_KINDS[entry.detail?.kind ?? entry.kind];
+    if (kind === undefined) continue;
+    gc[kind] += 1;
+    gc[`${kind}Ms`] += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+
+const oldSpace = () =>
+  v8.getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')?.space_used_size ?? -1;
+
+let session;
+function profile(file, n, from, to) {
+  if (n === from) {
+    const { Session } = require('node:inspector');
+    session = new Session();
+    session.connect();
+    session.post('Profiler.enable');
+    session.post('Profiler.setSamplingInterval', { interval: 200 });
+    session.post('Profiler.start');
+  } else if (n === to && session !== undefined) {
+    session.post('Profiler.stop', (error, result) => {
+      if (error === null) writeFileSync(`${file}.cpuprofile`, JSON.stringify(result.profile));
+      session.disconnect();
+      session = undefined;
+    });
+  }
+}
+
+function tick(file, n, profileRange) {
+  const { user, system } = process.cpuUsage();
+  const thread = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : undefined;
+  const main = thread === undefined ? -1 : thread.user + thread.system;
+  const now = Number(process.hrtime.bigint() / 1000n);
+  const faults = process.resourceUsage().minorPageFault;
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, 'utf8');
+  const switches = (kind) => Number(new RegExp(`^${kind}_ctxt_switches:\\s*(\\d+)`, 'm').exec(status)?.[1] ?? -1);
+  appendFileSync(
+    file,
+    `${n} ${user + system} ${main} ${now} ${gc.minor} ${gc.minorMs.toFixed(3)} ${gc.major} ${gc.majorMs.toFixed(3)} ` +
+      `${gc.incremental} ${gc.incrementalMs.toFixed(3)} ${oldSpace()} ${faults} ` +
+      `${switches('voluntary')} ${switches('nonvoluntary')}\n`,
+  );
+  if (profileRange !== undefined) profile(file, n, ...profileRange);
+}
+
+module.exports = { tick };

@@ -1,0 +1,144 @@
+'use strict';
+// Reads the log of a variants.js copy built with VARIANT_PHASE_LOG (phase-log.js) and, if there is one, its
+// CPU profile (VARIANT_PROFILE), and prints by phase, after the warm-up: the CPU a request (the process, the
+// main thread), the GC's work, the old space's growth, page faults, and from the profile the functions whose
+// time a request differs most from phase 0's:
+//
+//   node bench/lean-tracer/phase-profile.js FILE [--after 200000] [--block 30000] [--modes 2] [--names a,b] [--top 25]
+//
+// Phases as in cpu-log-summary.js (request n is in phase floor(n / block) % modes).
+const { existsSync, readFileSync } = require('node:fs');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const FILE = args[0];
+const AFTER = Number(option('--after', 200000));
+const BLOCK = Number(option('--block', 30000));
+const MODES = Number(option('--modes', 2));
+const NAMES = option('--names', '').split(',').filter(Boolean);
+const TOP = Number(option('--top', 25));
+const nameOf = (phase) => NAMES[phase] ?? `phase ${phase}`;
+
+const FIELDS = [
+  'n',
+  'cpu',
+  'main',
+  'now',
+  'minor',
+  'minorMs',
+  'major',
+  'majorMs',
+  'incr',
+  'incrMs',
+  'old',
+  'faults',
+  'voluntary',
+  'involuntary',
+];
+const rows = readFileSync(FILE, 'utf8')
+  .trim()
+  .split('\n')
+  .map((line) => Object.fromEntries(line.split(' ').map((value, i) => [FIELDS[i], Number(value)])));
+
+/** Windows of 1,000 requests: [from row, to row], with their phase. */
+const windows = [];
+for (let i = 1; i < rows.length; i++) {
+  const [a, b] = [rows[i - 1], rows[i]];
+  if (a.n < AFTER) continue;
+  windows.push({ a, b, phase: Math.floor(a.n / BLOCK) % MODES, requests: b.n - a.n });
+}
+
+const sums = Array.from({ length: MODES }, () => ({
+  requests: 0,
+  cpu: 0,
+  main: 0,
+  wall: 0,
+  minor: 0,
+  minorMs: 0,
+  major: 0,
+  majorMs: 0,
+  incr: 0,
+  incrMs: 0,
+  oldGrowth: 0,
+  oldRequests: 0,
+  faults: 0,
+  voluntary: 0,
+  involuntary: 0,
+}));
+for (const { a, b, phase, requests } of windows) {
+  const s = sums[phase];
+  s.requests += requests;
+  s.cpu += b.cpu - a.cpu;
+  s.main += b.main - a.main;
+  s.wall += b.now - a.now;
+  for (const key of ['minor', 'minorMs', 'major', 'majorMs', 'incr', 'incrMs', 'faults', 'voluntary', 'involuntary'])
+    s[key] += b[key] - a[key];
+  if (b.major === a.major) {
+    s.oldGrowth += b.old - a.old;
+    s.oldRequests += requests;
+  }
+}
+console.log('by phase, a request (after', AFTER, 'requests):');
+sums.forEach((s, phase) => {
+  const per = (value) => value / s.requests;
+  console.log(
+    `  ${nameOf(phase)} (${s.requests} requests): CPU ${per(s.cpu).toFixed(2)} µs, main thread ` +
+      `${rows[0].main < 0 ? 'n/a' : per(s.main).toFixed(2)} µs, wall ${per(s.wall).toFixed(2)} µs; ` +
+      `scavenges ${(per(s.minor) * 1000).toFixed(2)} a 1,000 requests, ${(per(s.minorMs) * 1000).toFixed(2)} µs; ` +
+      `mark-compacts ${s.major} (${(per(s.majorMs) * 1000).toFixed(2)} µs), incremental ${s.incr} ` +
+      `(${(per(s.incrMs) * 1000).toFixed(2)} µs); old space +${(s.oldGrowth / s.oldRequests).toFixed(0)} B ` +
+      `(windows without a mark-compact); minor faults ${per(s.faults).toFixed(3)}; context switches ` +
+      `${per(s.voluntary).toFixed(3)} voluntary, ${per(s.involuntary).toFixed(3)} involuntary`,
+  );
+});
+
+const profileFile = `${FILE}.cpuprofile`;
+if (!existsSync(profileFile)) process.exit(0);
+const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
+const frameOf = new Map();
+for (const node of profile.nodes) {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const file = url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^node:/, '');
+  frameOf.set(node.id, `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`);
+}
+// Each sample's time: the profile's start plus the deltas; its weight: the time until the next sample.
+const times = [];
+let t = profile.startTime;
+for (const delta of profile.timeDeltas) times.push((t += delta));
+const byPhase = Array.from({ length: MODES }, () => ({ requests: 0, time: new Map(), total: 0 }));
+let w = 0;
+const profiled = windows.filter(({ a, b }) => a.now >= profile.startTime && b.now <= profile.endTime);
+for (const win of profiled) byPhase[win.phase].requests += win.requests;
+for (let i = 0; i + 1 < times.length; i++) {
+  while (w < profiled.length && profiled[w].b.now <= times[i]) w++;
+  if (w >= profiled.length) break;
+  if (times[i] < profiled[w].a.now) continue;
+  const phase = byPhase[profiled[w].phase];
+  const weight = times[i + 1] - times[i];
+  const frame = frameOf.get(profile.samples[i]);
+  phase.time.set(frame, (phase.time.get(frame) ?? 0) + weight);
+  if (!frame.startsWith('(idle)')) phase.total += weight;
+}
+console.log('\nthe profile (main thread, sampled), µs a request by self time:');
+byPhase.forEach((p, phase) =>
+  console.log(
+    `  ${nameOf(phase)} (${p.requests} requests): busy ${(p.total / p.requests).toFixed(2)}, idle ` +
+      `${((p.time.get([...p.time.keys()].find((k) => k.startsWith('(idle)'))) ?? 0) / p.requests).toFixed(2)}`,
+  ),
+);
+for (let phase = 1; phase < MODES; phase++) {
+  const [base, other] = [byPhase[0], byPhase[phase]];
+  const frames = new Set([...base.time.keys(), ...other.time.keys()]);
+  const rowsOf = [...frames]
+    .filter((frame) => !frame.startsWith('(idle)'))
+    .map((frame) => {
+      const x = (base.time.get(frame) ?? 0) / base.requests;
+      const y = (other.time.get(frame) ?? 0) / other.requests;
+      return { frame, x, y, d: x - y };
+    })
+    .sort((p, q) => Math.abs(q.d) - Math.abs(p.d))
+    .slice(0, TOP);
+  console.log(`\n${nameOf(0)} against ${nameOf(phase)}, the ${TOP} largest differences (µs a request):`);
+  for (const { frame, x, y, d } of rowsOf)
+    console.log(`  ${d >= 0 ? '+' : ''}${d.toFixed(3)}  ${x.toFixed(3)} / ${y.toFixed(3)}  ${frame}`);
+}
