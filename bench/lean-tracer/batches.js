@@ -19,7 +19,9 @@ class AlternatingBatches {
     await Promise.all(this.processors.map((processor) => processor.forceFlush()));
   }
 
+  /** Both flushed before either shuts the exporter they share down. */
   async shutdown() {
+    await this.forceFlush();
     await Promise.all(this.processors.map((processor) => processor.shutdown()));
   }
 }

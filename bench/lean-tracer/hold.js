@@ -1,8 +1,9 @@
 'use strict';
-// A span processor that exports nothing and only holds the spans that end, for a while, in turns of
-// 30,000 requests (the `hold` copy of variants.js, for the ninth pass's step): drops each span as it ends,
-// then holds them for 300 ms (about as long as they wait for a batch of 2,048 at 10 %), then for 30 ms
-// (at 100 %), and again. The only difference between the turns is how long an ended span stays alive.
+// A span processor that exports nothing and only keeps the spans that end, for a while, in turns of
+// 30,000 requests (the `hold` copies of variants.js, for the ninth pass's step): drops each span as it
+// ends, then keeps them in a buffer emptied every 300 ms, then every 30 ms, and again. A span in a buffer
+// emptied every T ms lives 0 to T ms after it ends (T / 2 on average), as in a batch that leaves on a
+// timer. The only difference between the turns is how long an ended span stays alive.
 // The turn follows the request count the sampling decision keeps (globalThis.variantRequests).
 const { performance } = require('node:perf_hooks');
 

@@ -2,14 +2,18 @@
 // What the process did in each window of 1,000 requests, for the ninth pass's step (bench/README.md):
 // required by a variants.js copy built with VARIANT_PHASE_LOG=<file>, whose sampling decision calls
 // `tick(n)` every 1,000 requests. Each line of <file> holds, space-separated:
-//   n, the process's CPU µs (user + system), the main thread's CPU µs (Node 23+; -1 before),
-//   the monotonic clock in µs, scavenges and their ms, mark-compacts and their ms, incremental marking
-//   steps and their ms (the GC's own time on the main thread, from perf_hooks), old space used bytes,
-//   minor page faults, the main thread's voluntary and involuntary context switches (a voluntary one is
-//   mostly the event loop finding nothing to do and sleeping; an involuntary one, the thread preempted).
+//   n, the process's CPU µs (user + system, all threads), the main thread's CPU µs (Node 23.9+; -1
+//   before), the monotonic clock in µs, scavenges and their ms, mark-compacts and their ms, the starts
+//   of incremental marking (one for each mark-compact) and their ms (perf_hooks' GC entries: pauses on
+//   the main thread only, without the marking steps and the helper threads' concurrent work; they
+//   arrive a little late, so one may fall in the next window), old space used bytes, minor page faults,
+//   the main thread's voluntary and involuntary context switches (a voluntary one is mostly the event
+//   loop finding nothing to do and sleeping; an involuntary one, the thread preempted).
 // With VARIANT_PROFILE=<from>,<to> also set at build time, a CPU profile of the main thread (V8's
-// sampling profiler, one sample every 200 µs) from request <from> to request <to>, written to
-// <file>.cpuprofile; `phase-profile.js` splits it by phase.
+// sampling profiler, asked for a sample every 200 µs; a busy 2-core machine gave one every ~360) from
+// request <from> to request <to>, written to <file>.cpuprofile; `phase-profile.js` splits it by phase.
+// The profiler costs: its sampling thread's CPU is in the process's column, and the main thread is
+// slower while it runs. Compare CPU between runs without it; use it for where the time goes.
 const { appendFileSync, readFileSync, writeFileSync } = require('node:fs');
 const { PerformanceObserver, constants } = require('node:perf_hooks');
 const v8 = require('node:v8');
@@ -51,6 +55,8 @@ function profile(file, n, from, to) {
 }
 
 function tick(file, n, profileRange) {
+  // Started before this window's readings, so that the window is profiled from its start.
+  if (profileRange !== undefined) profile(file, n, ...profileRange);
   const { user, system } = process.cpuUsage();
   const thread = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : undefined;
   const main = thread === undefined ? -1 : thread.user + thread.system;
@@ -64,7 +70,6 @@ function tick(file, n, profileRange) {
       `${gc.incremental} ${gc.incrementalMs.toFixed(3)} ${oldSpace()} ${faults} ` +
       `${switches('voluntary')} ${switches('nonvoluntary')}\n`,
   );
-  if (profileRange !== undefined) profile(file, n, ...profileRange);
 }
 
 module.exports = { tick };

@@ -6,7 +6,8 @@
 //
 //   node bench/lean-tracer/phase-profile.js FILE [--after 200000] [--block 30000] [--modes 2] [--names a,b] [--top 25]
 //
-// Phases as in cpu-log-summary.js (request n is in phase floor(n / block) % modes).
+// Phases as in cpu-log-summary.js (request n is in phase floor(n / block) % modes). The CPU of windows
+// the profile covered includes the profiler's cost (phase-log.js): for CPU, compare runs without one.
 const { existsSync, readFileSync } = require('node:fs');
 
 const args = process.argv.slice(2);
@@ -73,7 +74,8 @@ for (const { a, b, phase, requests } of windows) {
   s.wall += b.now - a.now;
   for (const key of ['minor', 'minorMs', 'major', 'majorMs', 'incr', 'incrMs', 'faults', 'voluntary', 'involuntary'])
     s[key] += b[key] - a[key];
-  if (b.major === a.major) {
+  // Without a mark-compact, counted or not yet reported (its entry may come a window late: the old space fell).
+  if (b.major === a.major && b.old >= a.old) {
     s.oldGrowth += b.old - a.old;
     s.oldRequests += requests;
   }
@@ -87,21 +89,26 @@ sums.forEach((s, phase) => {
       `scavenges ${(per(s.minor) * 1000).toFixed(2)} a 1,000 requests, ${(per(s.minorMs) * 1000).toFixed(2)} µs; ` +
       `mark-compacts ${s.major} (${(per(s.majorMs) * 1000).toFixed(2)} µs), incremental ${s.incr} ` +
       `(${(per(s.incrMs) * 1000).toFixed(2)} µs); old space +${(s.oldGrowth / s.oldRequests).toFixed(0)} B ` +
-      `(windows without a mark-compact); minor faults ${per(s.faults).toFixed(3)}; context switches ` +
-      `${per(s.voluntary).toFixed(3)} voluntary, ${per(s.involuntary).toFixed(3)} involuntary`,
+      `(windows where it did not shrink); minor faults ${per(s.faults).toFixed(3)}; context switches ` +
+      (Number.isNaN(s.voluntary)
+        ? 'n/a (a log without them)'
+        : `${per(s.voluntary).toFixed(3)} voluntary, ${per(s.involuntary).toFixed(3)} involuntary`),
   );
 });
 
 const profileFile = `${FILE}.cpuprofile`;
 if (!existsSync(profileFile)) process.exit(0);
 const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
+const covered = windows.filter(({ a, b }) => b.now > profile.startTime && a.now < profile.endTime).length;
+console.log(`  (${covered} of ${windows.length} windows ran under the profiler: their CPU includes its cost)`);
 const frameOf = new Map();
 for (const node of profile.nodes) {
   const { functionName, url, lineNumber } = node.callFrame;
   const file = url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^node:/, '');
   frameOf.set(node.id, `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`);
 }
-// Each sample's time: the profile's start plus the deltas; its weight: the time until the next sample.
+// Each sample's time: the profile's start plus the deltas; its weight: the time until the next sample (so a
+// gap, the thread descheduled or the sampler late, is credited to the sample before it).
 const times = [];
 let t = profile.startTime;
 for (const delta of profile.timeDeltas) times.push((t += delta));

@@ -25,7 +25,8 @@
 // - spread: a tenth sampled at random for 30,000 requests, then in bursts of 300 in 3,000, then 1,000 in
 //   10,000, then 3,000 in 30,000, and again;
 // - hold, hold-all: a tenth sampled at random (hold) or all (hold-all), their spans never exported, only
-//   held after they end for 0, 300 and 30 ms in turns of 30,000 requests (`hold.js`);
+//   kept after they end in a buffer emptied at once, every 300 ms or every 30 ms, in turns of 30,000
+//   requests (`hold.js`);
 // - batches, batches-tenth: all sampled (batches) or a tenth at random, exported in batches of 2,048 and of
 //   256 spans in turns of 30,000 requests (`batches.js`);
 // - als: the shipped build with an AsyncLocalStorage entered before it starts (Node 20's hooks on).
