@@ -37,15 +37,20 @@ const oldSpace = () =>
   v8.getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')?.space_used_size ?? -1;
 
 let session;
-function profile(file, n, from, to) {
-  if (n === from) {
-    const { Session } = require('node:inspector');
-    session = new Session();
-    session.connect();
-    session.post('Profiler.enable');
-    session.post('Profiler.setSamplingInterval', { interval: 200 });
-    session.post('Profiler.start');
-  } else if (n === to && session !== undefined) {
+/** Starts the profiler at request `from` (before that window's readings, so that it is profiled whole). */
+function startProfile(n, from) {
+  if (n !== from) return;
+  const { Session } = require('node:inspector');
+  session = new Session();
+  session.connect();
+  session.post('Profiler.enable');
+  session.post('Profiler.setSamplingInterval', { interval: 200 });
+  session.post('Profiler.start');
+}
+
+/** Stops it at request `to` (after that window's readings) and writes the profile. */
+function stopProfile(file, n, to) {
+  if (n === to && session !== undefined) {
     session.post('Profiler.stop', (error, result) => {
       if (error === null) writeFileSync(`${file}.cpuprofile`, JSON.stringify(result.profile));
       session.disconnect();
@@ -55,8 +60,7 @@ function profile(file, n, from, to) {
 }
 
 function tick(file, n, profileRange) {
-  // Started before this window's readings, so that the window is profiled from its start.
-  if (profileRange !== undefined) profile(file, n, ...profileRange);
+  if (profileRange !== undefined) startProfile(n, profileRange[0]);
   const { user, system } = process.cpuUsage();
   const thread = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : undefined;
   const main = thread === undefined ? -1 : thread.user + thread.system;
@@ -70,6 +74,7 @@ function tick(file, n, profileRange) {
       `${gc.incremental} ${gc.incrementalMs.toFixed(3)} ${oldSpace()} ${faults} ` +
       `${switches('voluntary')} ${switches('nonvoluntary')}\n`,
   );
+  if (profileRange !== undefined) stopProfile(file, n, profileRange[1]);
 }
 
 module.exports = { tick };

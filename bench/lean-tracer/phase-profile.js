@@ -99,8 +99,8 @@ sums.forEach((s, phase) => {
 const profileFile = `${FILE}.cpuprofile`;
 if (!existsSync(profileFile)) process.exit(0);
 const profile = JSON.parse(readFileSync(profileFile, 'utf8'));
-const covered = windows.filter(({ a, b }) => b.now > profile.startTime && a.now < profile.endTime).length;
-console.log(`  (${covered} of ${windows.length} windows ran under the profiler: their CPU includes its cost)`);
+const profiled = windows.filter(({ a, b }) => a.now >= profile.startTime && b.now <= profile.endTime);
+console.log(`  (${profiled.length} of ${windows.length} windows ran under the profiler: their CPU includes its cost)`);
 const frameOf = new Map();
 for (const node of profile.nodes) {
   const { functionName, url, lineNumber } = node.callFrame;
@@ -114,7 +114,6 @@ let t = profile.startTime;
 for (const delta of profile.timeDeltas) times.push((t += delta));
 const byPhase = Array.from({ length: MODES }, () => ({ requests: 0, time: new Map(), total: 0 }));
 let w = 0;
-const profiled = windows.filter(({ a, b }) => a.now >= profile.startTime && b.now <= profile.endTime);
 for (const win of profiled) byPhase[win.phase].requests += win.requests;
 for (let i = 0; i + 1 < times.length; i++) {
   while (w < profiled.length && profiled[w].b.now <= times[i]) w++;
