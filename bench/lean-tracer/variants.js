@@ -22,6 +22,8 @@
 // - interleaved: a tenth of the requests, each drawn by Math.random() ahead of the sampler;
 // - clustered: the same tenth in bursts: 3,000 requests sampled in every 30,000;
 // - alternating: interleaved for 30,000 requests, clustered for the next 30,000, and so on;
+// - alternating-noexport: alternating, its batches handed to an exporter that answers at once (no
+//   serialisation, no HTTP): the spans wait for their batch as shipped;
 // - spread: a tenth sampled at random for 30,000 requests, then in bursts of 300 in 3,000, then 1,000 in
 //   10,000, then 3,000 in 30,000, and again;
 // - hold, hold-all: a tenth sampled at random (hold) or all (hold-all), their spans never exported, only
@@ -158,6 +160,16 @@ const VARIANTS = {
   interleaved: [sampleOwn('Math.random() >= 0.1')],
   clustered: [sampleOwn('this.n % 30000 >= 3000')],
   alternating: [sampleOwn('(this.n % 60000 < 30000 ? Math.random() >= 0.1 : this.n % 30000 >= 3000)')],
+  'alternating-noexport': [
+    sampleOwn('(this.n % 60000 < 30000 ? Math.random() >= 0.1 : this.n % 30000 >= 3000)'),
+    {
+      file: 'tracing.js',
+      from: 'spanProcessorFromEnv(exporterFromEnv(process.env), process.env, trace_context_1.spanTally)',
+      to:
+        'spanProcessorFromEnv({ export: (spans, done) => done({ code: 0 }), shutdown: async () => undefined, ' +
+        'forceFlush: async () => undefined }, process.env, trace_context_1.spanTally)',
+    },
+  ],
   spread: [
     sampleOwn(
       '[Math.random() >= 0.1, this.n % 3000 >= 300, this.n % 10000 >= 1000, this.n % 30000 >= 3000][Math.floor(this.n / 30000) % 4]',
