@@ -32,8 +32,8 @@
 // - batches, batches-tenth: all sampled (batches) or a tenth at random, exported in batches of 2,048 and of
 //   256 spans in turns of 30,000 requests (`batches.js`);
 // - als: the shipped build with an AsyncLocalStorage entered before it starts (Node 20's hooks on).
-// Built with VARIANT_CPU_LOG=<file> in the environment, interleaved, clustered, alternating and spread append the
-// process's CPU time every 1,000 requests to <file>; `node bench/lean-tracer/cpu-log-summary.js <file>`
+// Built with VARIANT_CPU_LOG=<file> in the environment, the copies that decide their own sampling (interleaved,
+// clustered, alternating and the rest below `tenth` but `als`) append the process's CPU time every 1,000 requests to <file>; `node bench/lean-tracer/cpu-log-summary.js <file>`
 // reads it.
 // Built with VARIANT_PHASE_LOG=<file> instead, they log more every 1,000 requests (the main thread's CPU, the
 // GC's work, the old space, page faults: `phase-log.js`), and with VARIANT_PROFILE=<from>,<to> as well,
@@ -106,7 +106,9 @@ function samplingRatio(ratio) {
 function sampleOwn(drop) {
   const log = process.env.VARIANT_CPU_LOG;
   const phaseLog = process.env.VARIANT_PHASE_LOG;
-  const range = process.env.VARIANT_PROFILE ? `[${process.env.VARIANT_PROFILE}]` : 'undefined';
+  const range = process.env.VARIANT_PROFILE
+    ? JSON.stringify(process.env.VARIANT_PROFILE.split(',').map((n) => Number.parseInt(n, 10)))
+    : 'undefined';
   const logging = phaseLog
     ? '        if (this.n % 1000 === 0)\n' +
       `            require(${JSON.stringify(join(__dirname, 'phase-log.js'))}).tick(${JSON.stringify(resolve(phaseLog))}, this.n, ${range});\n`
