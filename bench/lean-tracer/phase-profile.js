@@ -9,17 +9,13 @@
 // Phases as in cpu-log-summary.js (request n is in phase floor(n / block) % modes). The CPU of windows
 // the profile covered includes the profiler's cost (phase-log.js): for CPU, compare runs without one.
 const { existsSync, readFileSync } = require('node:fs');
+const { phaseArguments, readLog, windowsOf } = require('./phase-windows');
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const FILE = args[0];
-const AFTER = Number(option('--after', 200000));
-const BLOCK = Number(option('--block', 30000));
-const MODES = Number(option('--modes', 2));
-const NAMES = option('--names', '').split(',').filter(Boolean);
-const TOP = Number(option('--top', 25));
-const nameOf = (phase) => NAMES[phase] ?? `phase ${phase}`;
+const phases = phaseArguments(process.argv.slice(2));
+const { file: FILE, after: AFTER, modes: MODES, nameOf } = phases;
+const TOP = Number(phases.option('--top', 25));
 
+/** The log's columns (phase-log.js). */
 const FIELDS = [
   'n',
   'cpu',
@@ -36,44 +32,21 @@ const FIELDS = [
   'voluntary',
   'involuntary',
 ];
-const rows = readFileSync(FILE, 'utf8')
-  .trim()
-  .split('\n')
-  .map((line) => Object.fromEntries(line.split(' ').map((value, i) => [FIELDS[i], Number(value)])));
-
-/** Windows of 1,000 requests: [from row, to row], with their phase. */
-const windows = [];
-for (let i = 1; i < rows.length; i++) {
-  const [a, b] = [rows[i - 1], rows[i]];
-  if (a.n < AFTER) continue;
-  windows.push({ a, b, phase: Math.floor(a.n / BLOCK) % MODES, requests: b.n - a.n });
-}
+/** Summed over a phase's windows as their change from a to b: every column but the request count and the old space. */
+const COUNTED = FIELDS.filter((field) => field !== 'n' && field !== 'old');
+const rows = readLog(FILE, FIELDS);
+const windows = windowsOf(rows, phases);
 
 const sums = Array.from({ length: MODES }, () => ({
   requests: 0,
-  cpu: 0,
-  main: 0,
-  wall: 0,
-  minor: 0,
-  minorMs: 0,
-  major: 0,
-  majorMs: 0,
-  incr: 0,
-  incrMs: 0,
   oldGrowth: 0,
   oldRequests: 0,
-  faults: 0,
-  voluntary: 0,
-  involuntary: 0,
+  ...Object.fromEntries(COUNTED.map((key) => [key, 0])),
 }));
 for (const { a, b, phase, requests } of windows) {
   const s = sums[phase];
   s.requests += requests;
-  s.cpu += b.cpu - a.cpu;
-  s.main += b.main - a.main;
-  s.wall += b.now - a.now;
-  for (const key of ['minor', 'minorMs', 'major', 'majorMs', 'incr', 'incrMs', 'faults', 'voluntary', 'involuntary'])
-    s[key] += b[key] - a[key];
+  for (const key of COUNTED) s[key] += b[key] - a[key];
   // Without a mark-compact, counted or not yet reported (its entry may come a window late: the old space fell).
   if (b.major === a.major && b.old >= a.old) {
     s.oldGrowth += b.old - a.old;
@@ -85,7 +58,7 @@ sums.forEach((s, phase) => {
   const per = (value) => value / s.requests;
   console.log(
     `  ${nameOf(phase)} (${s.requests} requests): CPU ${per(s.cpu).toFixed(2)} µs, main thread ` +
-      `${rows[0].main < 0 ? 'n/a' : per(s.main).toFixed(2)} µs, wall ${per(s.wall).toFixed(2)} µs; ` +
+      `${rows[0].main < 0 ? 'n/a' : per(s.main).toFixed(2)} µs, wall ${per(s.now).toFixed(2)} µs; ` +
       `scavenges ${(per(s.minor) * 1000).toFixed(2)} a 1,000 requests, ${(per(s.minorMs) * 1000).toFixed(2)} µs; ` +
       `mark-compacts ${s.major} (${(per(s.majorMs) * 1000).toFixed(2)} µs), incremental ${s.incr} ` +
       `(${(per(s.incrMs) * 1000).toFixed(2)} µs); old space +${(s.oldGrowth / s.oldRequests).toFixed(0)} B ` +
