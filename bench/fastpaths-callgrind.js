@@ -22,8 +22,7 @@
 // off and on, e.g. `--only get off=dist all=dist --env all:OTEL_EXPORTER_OTLP_ENDPOINT={sink}`. Under
 // valgrind a request takes ~40 ms, so the span processor's timed exports carry a few spans each and
 // their fixed cost lands on a few requests: add `OTEL_BSP_SCHEDULE_DELAY=600000` and
-// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384` to count the spans' making without their export, and
-// `--env als:NODE_OPTIONS=--require bench/async-local-storage-on.js` for Node 20's hooks alone.
+// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384` to count the spans' making without their export.
 const { execFileSync, spawn } = require('node:child_process');
 const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');

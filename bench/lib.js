@@ -1,5 +1,5 @@
 'use strict';
-// Small helpers the bench scripts share (bench/run.js, fastpaths.js, fastpaths-callgrind.js).
+// Small helpers the bench scripts share (run.js, cpu-per-request.js, fastpaths-callgrind.js).
 const { createServer } = require('node:net');
 const { join, resolve } = require('node:path');
 

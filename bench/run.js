@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench [-- --rounds 3 --duration 5 --warmup 1 --connections 32 --container-memory 1024 --only replay --smoke --pin]
+// npm run bench [-- --rounds 3 --duration 5 --warmup 1 --connections 32 --only replay --smoke]
 // npm run bench -- --smoke [--rounds 5 --save-smoke-baseline]: one second per scenario, compared with (or saved as)
 // bench/results/smoke-baseline.json; CI runs it and warns when a ratio falls 20 % below that baseline.
 // npm run bench -- --soak: memory over 300,000 creates instead (bench/soak.js).
@@ -7,7 +7,7 @@
 // with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
 // PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
-const { execFileSync, spawn } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const {
   closeSync,
   fsyncSync,
@@ -42,30 +42,6 @@ const DURATION = SMOKE ? 1 : option('duration', 5);
 // read's code several seconds into a load, so a longer one shows the steady state.
 const WARMUP = option('warmup', 1);
 const CONNECTIONS = option('connections', 32);
-// --container-memory <MiB>: run both processes with the heap V8 gives itself under that container
-// memory limit. Node sizes V8's heap from the memory it sees: in a cgroup of 1 GiB, a 512 MiB old
-// generation with 4 MiB semi-spaces (measured: heap_size_limit 524 MiB), while on this 24 GiB host
-// it takes 4 GiB with 16 MiB semi-spaces and lets old garbage grow to about four times the live heap.
-// Unset: Node's own choice for the host, i.e. what `node dist/main.js` does here.
-const CONTAINER_MIB = option('container-memory', 0);
-const HEAP_FLAGS =
-  CONTAINER_MIB > 0
-    ? [
-        `--max-old-space-size=${CONTAINER_MIB / 2}`,
-        `--max-semi-space-size=${Math.min(16, Math.max(1, CONTAINER_MIB / 256))}`,
-      ]
-    : [];
-// --pin: the servers (service, baseline) on the first CPU, this process (autocannon, the sinks and
-// receivers) on the others, so that the load generator never takes a server's core: on a 2-CPU machine
-// the ratio is then that of one core's capacity. Unpinned (the default), they share every CPU.
-const PIN = args.includes('--pin');
-const SERVER_CPU = '0';
-if (PIN) {
-  if (os.availableParallelism() < 2) throw new Error('--pin needs at least two CPUs');
-  execFileSync('taskset', ['-a', '-pc', `1-${os.availableParallelism() - 1}`, String(process.pid)], {
-    stdio: 'ignore',
-  });
-}
 // --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const ROOT = join(__dirname, '..');
@@ -74,15 +50,12 @@ const TARGETS = {
   baseline: join(__dirname, 'baseline-server.js'),
 };
 
-/** Starts a target (with extra Node flags, if any) and resolves once it answers HTTP (any status). */
-async function start(target, env, flags = []) {
+/** Starts a target and resolves once it answers HTTP (any status). */
+async function start(target, env) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = process.hrtime.bigint();
-  const argv = [NODE, ...HEAP_FLAGS, ...(target === 'service' ? SERVICE_FLAGS : []), ...flags, TARGETS[target]];
-  // taskset execs the server: the child's pid is the server's (its CPU time and peak RSS are read by pid).
-  const [command, ...commandArgs] = PIN ? ['taskset', '-c', SERVER_CPU, ...argv] : argv;
-  const child = spawn(command, commandArgs, {
+  const child = spawn(NODE, [...(target === 'service' ? SERVICE_FLAGS : []), TARGETS[target]], {
     // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
     env: {
       PATH: process.env.PATH,
@@ -366,10 +339,8 @@ async function main() {
       rounds: ROUNDS,
       durationS: DURATION,
       connections: CONNECTIONS,
-      v8HeapFlags: HEAP_FLAGS,
       serviceFlags: SERVICE_FLAGS,
       smoke: SMOKE,
-      pinned: PIN,
     },
     startupToFirst200Ms: median(startups),
     results,
@@ -386,14 +357,11 @@ async function main() {
     );
   }
   console.log(`\nStart-up to first 200 (SQLite, median): ${report.startupToFirst200Ms.toFixed(0)} ms`);
-  if (CONTAINER_MIB > 0)
-    console.log(`Both processes ran with ${HEAP_FLAGS.join(' ')} (a ${CONTAINER_MIB} MiB container)`);
   if (SMOKE) compareWithSmokeBaseline(report);
   if (!SMOKE && ONLY === undefined) {
-    const file = CONTAINER_MIB > 0 ? `container-${CONTAINER_MIB}MiB.json` : 'latest.json';
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`Wrote bench/results/${file}`);
+    writeFileSync(join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    console.log('Wrote bench/results/latest.json');
   }
 }
 

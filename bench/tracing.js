@@ -10,13 +10,8 @@
 // server spans of `GET /plants/{id}` the sink received (decoded from the OTLP bodies) are compared
 // with the requests the service answered on that route (its own `http_requests_total`, scraped before
 // the SIGTERM). The difference is the dropped-span count.
-//
-// BENCH_TRACING_PROFILE=<dir>: each run writes a V8 CPU profile (`--cpu-prof`) to <dir>/<mode>/;
-// `node bench/cpu-profile-summary.js <file>` summarises one.
 const { createServer } = require('node:http');
-const { mkdirSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
-const { join } = require('node:path');
 const autocannon = require('autocannon');
 const { cpuNs } = require('./cpu-time');
 
@@ -170,9 +165,7 @@ async function answered(url, token) {
 async function measure(helpers, sink, mode, extraEnv) {
   const { start, stop, freshStore, duration, connections, token, seeded } = helpers;
   const store = await freshStore('sqlite');
-  const profile = process.env.BENCH_TRACING_PROFILE;
-  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profile, mode)}`] : [];
-  const server = await start('service', { ...store.env, ...extraEnv }, flags);
+  const server = await start('service', { ...store.env, ...extraEnv });
   let stopped = false;
   try {
     await store.seed(seeded);
@@ -190,16 +183,8 @@ async function measure(helpers, sink, mode, extraEnv) {
       });
     await load(1); // warm-up: JIT, caches
     const cpuBefore = cpuNs(server.child.pid);
-    const loadStart = process.hrtime.bigint();
     const result = await load(duration);
-    const loadEnd = process.hrtime.bigint();
     const cpu = cpuNs(server.child.pid) - cpuBefore;
-    if (profile) {
-      // The measured load's window on the monotonic clock V8's profile uses too (µs), for the summary's --window.
-      const window = { start: Number(loadStart / 1000n), end: Number(loadEnd / 1000n) };
-      mkdirSync(join(profile, mode), { recursive: true });
-      writeFileSync(join(profile, mode, `window-${server.child.pid}.json`), JSON.stringify(window));
-    }
     if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
       throw new Error(
         `tracing ${mode}: ${result.errors} errors, ${result.timeouts} timeouts, statuses ${JSON.stringify(result.statusCodeStats)}`,
