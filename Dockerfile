@@ -45,5 +45,5 @@ STOPSIGNAL SIGTERM
 # The old generation capped at 256 MiB (about ten times the live heap), as `npm start` and the bench
 # run it: V8 otherwise sizes it from the machine's memory and lets garbage pile up. No allocation-site
 # pretenuring: V8 took a page of PostgreSQL rows for long-lived and allocated them in the old
-# generation, which cost a list 40 % of its CPU (bench/README.md, "fifth pass").
+# generation, which cost a list 40 % of its CPU (bench/README.md, "Decisions").
 CMD ["node", "--max-old-space-size=256", "--no-allocation-site-pretenuring", "dist/main.js"]
