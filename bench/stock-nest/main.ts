@@ -1,0 +1,36 @@
+// The stock peer of bench/run.js: Plant Store's measured operations written the way an ordinary Nest
+// team would, from the docs and sample/10-fastify. Nest on Fastify, the stock ValidationPipe and
+// ParseIntPipe, a bearer APP_GUARD, a global filter answering the Error body, better-sqlite3 at
+// synchronous=FULL or a pg Pool (one statement a request, no batching), Swagger at /docs; no request
+// log, metrics, security headers or tracing. Public Nest APIs only, the same on Nest 11 and 12.
+// bench/stock-nest/build.js compiles it (transpileModule, as `nest build` would emit it).
+import { Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { BearerAuthGuard } from './bearer-auth.guard';
+import { ErrorFilter } from './error.filter';
+import { PlantsController } from './plants.controller';
+import { plantsRepositoryProvider } from './plants.repository';
+
+@Module({
+  controllers: [PlantsController],
+  providers: [
+    plantsRepositoryProvider,
+    { provide: APP_GUARD, useClass: BearerAuthGuard },
+    { provide: APP_FILTER, useClass: ErrorFilter },
+  ],
+})
+class AppModule {}
+
+async function bootstrap() {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), {
+    logger: ['error', 'warn'],
+  });
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
+  const config = new DocumentBuilder().setTitle('Plant Store (stock Nest peer)').addBearerAuth().build();
+  SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, config));
+  await app.listen({ port: Number(process.env.PORT ?? 3000), host: process.env.HOST ?? '127.0.0.1' });
+  console.log(`Listening on ${await app.getUrl()}`);
+}
+void bootstrap();
