@@ -6,6 +6,8 @@
 // Loads the built service (node dist/main.js) and the plain-Fastify baseline (bench/baseline-server.js)
 // with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
 // the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
+// Reads and creates also run against the stock peer (bench/stock-nest: what a user would pick instead),
+// A B C A B C, and report the service/stock-nest ratio beside the one against the bare baseline (the limit).
 // PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
 const { spawn } = require('node:child_process');
 const {
@@ -27,6 +29,7 @@ const { runTracingBench } = require('./tracing');
 const { runSoak } = require('./soak');
 const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
+const { STOCK_NEST_MAIN, buildStockNest } = require('./stock-nest/build');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -48,6 +51,7 @@ const ROOT = join(__dirname, '..');
 const TARGETS = {
   service: join(ROOT, 'dist', 'main.js'),
   baseline: join(__dirname, 'baseline-server.js'),
+  'stock-nest': STOCK_NEST_MAIN, // compiled from bench/stock-nest/*.ts by main(), run without the service's flags
 };
 
 /** Starts a target and resolves once it answers HTTP (any status). */
@@ -105,7 +109,14 @@ const spread = (n) => ((n * 7919) % SEEDED) + 1;
 // Each scenario: the request to send (a fresh id per request where it matters) and its expected
 // status. POST with a body unless a method and path are given.
 const SCENARIOS = [
-  { name: 'create (SQLite)', store: 'sqlite', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
+  // stockNest: also against the stock peer (the reads and creates it serves; not deletes, not the NORMAL variant).
+  {
+    name: 'create (SQLite)',
+    store: 'sqlite',
+    status: 200,
+    stockNest: true,
+    body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
+  },
   // The same creates, the service at FULL against the baseline at NORMAL: durable against non-durable.
   {
     name: 'create (SQLite, baseline at synchronous=NORMAL)',
@@ -118,11 +129,25 @@ const SCENARIOS = [
     name: 'replay (SQLite)',
     store: 'sqlite',
     status: 200,
+    stockNest: true,
     body: () => ({ id: 1, name: 'Replay', tag: 'same' }),
     setup: (url) => post(url, { id: 1, name: 'Replay', tag: 'same' }),
   },
-  { name: '400 invalid body', store: 'sqlite', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
-  { name: '401 no token', store: 'sqlite', status: 401, auth: false, body: (id) => ({ id, name: 'x' }) },
+  {
+    name: '400 invalid body',
+    store: 'sqlite',
+    status: 400,
+    stockNest: true,
+    body: (id) => ({ id: String(id), name: 5 }),
+  },
+  {
+    name: '401 no token',
+    store: 'sqlite',
+    status: 401,
+    auth: false,
+    stockNest: true,
+    body: (id) => ({ id, name: 'x' }),
+  },
   ...readScenarios('SQLite', 'sqlite'),
   ...(process.env.BENCH_DATABASE_URL && !SMOKE
     ? [
@@ -130,12 +155,14 @@ const SCENARIOS = [
           name: 'create (PostgreSQL)',
           store: 'postgres',
           status: 200,
+          stockNest: true,
           body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
         },
         {
           name: 'replay (PostgreSQL)',
           store: 'postgres',
           status: 200,
+          stockNest: true,
           body: () => ({ id: 1, name: 'Replay', tag: 'same' }),
           setup: (url) => post(url, { id: 1, name: 'Replay', tag: 'same' }),
         },
@@ -152,6 +179,7 @@ function readScenarios(label, store) {
       name: `list first page (${label}, ${million})`,
       ...seeded(store),
       status: 200,
+      stockNest: true,
       method: 'GET',
       path: () => '/plants',
     },
@@ -159,6 +187,7 @@ function readScenarios(label, store) {
       name: `list deep page (${label}, ${million})`,
       ...seeded(store),
       status: 200,
+      stockNest: true,
       method: 'GET',
       path: () => `/plants?after=${SEEDED - 5000}`,
     },
@@ -166,6 +195,7 @@ function readScenarios(label, store) {
       name: `get by id (${label}, ${million})`,
       ...seeded(store),
       status: 200,
+      stockNest: true,
       method: 'GET',
       path: (n) => `/plants/${spread(n)}`,
     },
@@ -262,20 +292,31 @@ async function main() {
   // Before the load: not while the kernel still writes back the bench's deleted SQLite files.
   const fsync = fsyncMicros();
   const results = [];
-  for (const scenario of SCENARIOS.filter((s) => ONLY === undefined || s.name.includes(ONLY))) {
+  const scenarios = SCENARIOS.filter((s) => ONLY === undefined || s.name.includes(ONLY));
+  if (scenarios.some((s) => s.stockNest)) buildStockNest();
+  for (const scenario of scenarios) {
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      // A then B, round after round, so drift on the machine hits both alike.
+      // A then B (then C), round after round, so drift on the machine hits all alike.
       const service = await measure(scenario, 'service');
       const baseline = await measure(scenario, 'baseline');
-      rounds.push({ service, baseline, ratio: service.rps / baseline.rps });
+      const stockNest = scenario.stockNest ? await measure(scenario, 'stock-nest') : undefined;
+      const stockNestRatio = stockNest && service.rps / stockNest.rps;
+      rounds.push({
+        service,
+        baseline,
+        ratio: service.rps / baseline.rps,
+        ...(stockNest && { stockNest, stockNestRatio }),
+      });
       console.log(
-        `${scenario.name} round ${round}: service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s, ratio ${(service.rps / baseline.rps).toFixed(2)}`,
+        `${scenario.name} round ${round}: service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s, ratio ${(service.rps / baseline.rps).toFixed(2)}` +
+          (stockNest ? `; stock-nest ${stockNest.rps.toFixed(0)} req/s, ratio ${stockNestRatio.toFixed(2)}` : ''),
       );
     }
     const summary = (pick) => ({
       service: median(rounds.map((r) => pick(r.service))),
       baseline: median(rounds.map((r) => pick(r.baseline))),
+      ...(scenario.stockNest && { stockNest: median(rounds.map((r) => pick(r.stockNest))) }),
     });
     results.push({
       scenario: scenario.name,
@@ -284,6 +325,7 @@ async function main() {
       p99Ms: summary((r) => r.p99),
       peakRssMiB: summary((r) => r.rssMiB),
       throughputRatio: median(rounds.map((r) => r.ratio)),
+      ...(scenario.stockNest && { stockNestRatio: median(rounds.map((r) => r.stockNestRatio)) }),
       p99Ratio: median(rounds.map((r) => r.service.p99 / r.baseline.p99)),
       rssRatio: median(rounds.map((r) => r.service.rssMiB / r.baseline.rssMiB)),
       rounds,
@@ -348,12 +390,13 @@ async function main() {
     tracing,
   };
   console.log(
-    '\n| scenario | service req/s | baseline req/s | ratio | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',
+    '\n| scenario | service req/s | baseline req/s | ratio | stock-nest req/s | ratio to stock-nest | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
+    const stock = r.stockNestRatio === undefined ? ['', ''] : [r.rps.stockNest.toFixed(0), r.stockNestRatio.toFixed(2)];
     console.log(
-      `| ${r.scenario} | ${r.rps.service.toFixed(0)} | ${r.rps.baseline.toFixed(0)} | ${r.throughputRatio.toFixed(2)} | ${r.p50Ms.service}/${r.p50Ms.baseline} | ${r.p99Ms.service}/${r.p99Ms.baseline} | ${r.p99Ratio.toFixed(2)} | ${r.peakRssMiB.service.toFixed(0)}/${r.peakRssMiB.baseline.toFixed(0)} | ${r.rssRatio.toFixed(2)} |`,
+      `| ${r.scenario} | ${r.rps.service.toFixed(0)} | ${r.rps.baseline.toFixed(0)} | ${r.throughputRatio.toFixed(2)} | ${stock[0]} | ${stock[1]} | ${r.p50Ms.service}/${r.p50Ms.baseline} | ${r.p99Ms.service}/${r.p99Ms.baseline} | ${r.p99Ratio.toFixed(2)} | ${r.peakRssMiB.service.toFixed(0)}/${r.peakRssMiB.baseline.toFixed(0)} | ${r.rssRatio.toFixed(2)} |`,
     );
   }
   console.log(`\nStart-up to first 200 (SQLite, median): ${report.startupToFirst200Ms.toFixed(0)} ms`);
@@ -439,13 +482,22 @@ function compareWithSmokeBaseline(report) {
   const before = new Map(baseline.results.map((r) => [r.scenario, r.throughputRatio]));
   const rows = report.results
     .filter((r) => before.has(r.scenario))
-    .map((r) => ({ scenario: r.scenario, was: before.get(r.scenario), now: r.throughputRatio }));
+    .map((r) => ({
+      scenario: r.scenario,
+      was: before.get(r.scenario),
+      now: r.throughputRatio,
+      stock: r.stockNestRatio,
+    }));
   const fallen = rows.filter((r) => r.now < r.was * 0.8);
   const otherMachine = machineDifference(baseline.machine, report.machine);
   console.log(`\nAgainst the smoke baseline of ${baseline.date} (ratio now / then):`);
   if (otherMachine !== undefined) console.log(`  (taken on another machine: ${otherMachine})`);
   for (const r of rows) {
-    console.log(`  ${r.now < r.was * 0.8 ? '!!' : '  '} ${r.scenario}: ${r.now.toFixed(2)} / ${r.was.toFixed(2)}`);
+    // The ratio to the stock peer is shown, not compared: the baseline's key is the bare-baseline ratio.
+    const stock = r.stock === undefined ? '' : ` (to stock-nest ${r.stock.toFixed(2)})`;
+    console.log(
+      `  ${r.now < r.was * 0.8 ? '!!' : '  '} ${r.scenario}: ${r.now.toFixed(2)} / ${r.was.toFixed(2)}${stock}`,
+    );
   }
   if (fallen.length === 0) {
     console.log('No ratio fell more than 20 % below the smoke baseline.');
