@@ -204,6 +204,10 @@ describeOnEachStore('migrations (on %s)', (postgres) => {
         { id: postgres ? '9007199254740993' : 9007199254740993n, name: 'Monstera', tag: 'legacy' },
       ]);
       expect(await admin('SELECT count(*) AS n FROM webhook_deliveries')).toEqual([{ n: postgres ? '1' : 1n }]);
+      // Its attempt so far was on the schedule it still follows: a recover or resend starts another.
+      expect(await admin('SELECT attempts, schedule_from FROM webhook_deliveries')).toEqual([
+        postgres ? { attempts: 1, schedule_from: 0 } : { attempts: 1n, schedule_from: 0n },
+      ]);
       await open();
       expect(await applied()).toHaveLength(steps.length);
     });
