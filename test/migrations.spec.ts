@@ -150,6 +150,16 @@ describeOnEachStore('migrations (on %s)', (postgres) => {
     expect((await applied()).map(({ name }) => name)).toEqual(inNameOrder(APP_MIGRATIONS).map(({ name }) => name));
   });
 
+  it('should take the failed-deliveries index an operator built beforehand (CONCURRENTLY on PostgreSQL)', async () => {
+    const schedule = WEBHOOK_MIGRATIONS.findIndex((step) => step.name.includes('delivery-schedule-start'));
+    await open([...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS.slice(0, schedule)]);
+    await admin(
+      `CREATE INDEX ${postgres ? 'CONCURRENTLY ' : ''}webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at, id) WHERE status = 'failed'`,
+    );
+    await (await open()).ping();
+    expect((await applied()).map(({ name }) => name)).toEqual(inNameOrder(APP_MIGRATIONS).map(({ name }) => name));
+  });
+
   it('should leave nothing of a start whose step fails', async () => {
     const broken: Migration = {
       name: 'plants/2099-01-01-01-broken',
