@@ -217,11 +217,12 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     for (const delivery of [first, second]) {
       expect(await stores.log.get(id, delivery.webhookId)).toMatchObject({ status: 'pending', attempts: 1 });
     }
-    // Due at once, as the resend said, and recorded as usual when sent again.
+    // Due at once, as the resend said, on the whole schedule again (it began after the attempt that
+    // was out), and recorded as usual when sent again.
     const again = await claimAll();
-    expect(again.map((d) => [d.webhookId, d.attempts])).toEqual([
-      [first.webhookId, 1],
-      [second.webhookId, 1],
+    expect(again.map((d) => [d.webhookId, d.attempts, d.attemptsOnSchedule])).toEqual([
+      [first.webhookId, 1, 0],
+      [second.webhookId, 1, 0],
     ]);
     expect((await record(again, ok)).recorded).toBe(2);
     const log = await stores.log.get(id, first.webhookId);
@@ -293,7 +294,7 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     // Re-enabled, then recovered: what it missed is due again.
     await stores.endpoints.update(id, { disabled: false });
     expect(await stores.endpoints.get(id)).not.toHaveProperty('disabledReason');
-    expect(await stores.log.recover(id, Date.now() - DAY_MS)).toBe(2);
+    expect(await stores.log.recoverBatch(id, { sinceMs: Date.now() - DAY_MS }, 100)).toEqual({ queued: 2 });
     expect(await claimAll()).toHaveLength(2);
   });
   it('should delete an endpoint with its deliveries, so nothing queued for it is sent', async () => {

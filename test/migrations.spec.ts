@@ -150,6 +150,16 @@ describeOnEachStore('migrations (on %s)', (postgres) => {
     expect((await applied()).map(({ name }) => name)).toEqual(inNameOrder(APP_MIGRATIONS).map(({ name }) => name));
   });
 
+  it('should take the failed-deliveries index an operator built beforehand (CONCURRENTLY on PostgreSQL)', async () => {
+    const schedule = WEBHOOK_MIGRATIONS.findIndex((step) => step.name.includes('delivery-schedule-start'));
+    await open([...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS.slice(0, schedule)]);
+    await admin(
+      `CREATE INDEX ${postgres ? 'CONCURRENTLY ' : ''}webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at, id) WHERE status = 'failed'`,
+    );
+    await (await open()).ping();
+    expect((await applied()).map(({ name }) => name)).toEqual(inNameOrder(APP_MIGRATIONS).map(({ name }) => name));
+  });
+
   it('should leave nothing of a start whose step fails', async () => {
     const broken: Migration = {
       name: 'plants/2099-01-01-01-broken',
@@ -204,6 +214,10 @@ describeOnEachStore('migrations (on %s)', (postgres) => {
         { id: postgres ? '9007199254740993' : 9007199254740993n, name: 'Monstera', tag: 'legacy' },
       ]);
       expect(await admin('SELECT count(*) AS n FROM webhook_deliveries')).toEqual([{ n: postgres ? '1' : 1n }]);
+      // Its attempt so far was on the schedule it still follows: a recover or resend starts another.
+      expect(await admin('SELECT attempts, schedule_from FROM webhook_deliveries')).toEqual([
+        postgres ? { attempts: 1, schedule_from: 0 } : { attempts: 1n, schedule_from: 0n },
+      ]);
       await open();
       expect(await applied()).toHaveLength(steps.length);
     });

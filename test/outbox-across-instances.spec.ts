@@ -1,7 +1,9 @@
 import { Client } from 'pg';
 import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
+import { attemptResult } from '../src/webhooks/dispatch-policy';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
+import { RECOVER_BATCH_SIZE, recoverInBatches } from '../src/webhooks/endpoints/recover-in-batches';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { createTestSchema, describePostgres, TestSchema } from './support/postgres';
@@ -227,5 +229,97 @@ describePostgres('the outbox in the plants insert, across instances (PostgreSQL)
       const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.webhook_deliveries`);
       expect(rows).toEqual([{ n: 0 }]);
     });
+  });
+});
+
+/**
+ * A recover on several instances at once (CONTRACT: "Resend and recover on several instances over
+ * one PostgreSQL send each delivery once"): batches of the real size, each instance its own pool, the
+ * dispatch policy deciding each result as the dispatcher does.
+ */
+describePostgres('recover across instances (PostgreSQL)', () => {
+  /** One retry: two attempts on a schedule. */
+  const SCHEDULE = [0];
+  const attempt = { atMs: Date.now(), durationMs: 2 };
+  let schema: TestSchema;
+  let a: Instance;
+  let b: Instance;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    a = await instance(schema.url);
+    b = await instance(schema.url);
+  });
+  afterEach(async () => {
+    await a.close();
+    await b.close();
+    await schema.drop();
+  });
+
+  /**
+   * Both instances send whatever is due, at once, to a receiver that refuses every event (500), until
+   * nothing is: resolves with how many times each delivery was claimed, by its row id.
+   */
+  const refuseAll = async () => {
+    const claims = new Map<string, number>();
+    const work = async (on: Instance) => {
+      for (let claimed = await on.queue.claim(300, 60_000, 1000); claimed.length > 0;) {
+        for (const delivery of claimed) claims.set(delivery.id, (claims.get(delivery.id) ?? 0) + 1);
+        const results = claimed.map((delivery) => ({
+          delivery,
+          result: attemptResult(
+            { outcome: '5xx' as const, status: 500, detail: 'HTTP 500', ...attempt },
+            delivery.attemptsOnSchedule,
+            SCHEDULE,
+          ),
+        }));
+        await on.queue.record(results, 86_400_000, SCHEDULE);
+        claimed = await on.queue.claim(300, 60_000, 1000);
+      }
+    };
+    await Promise.all([work(a), work(b)]);
+    return claims;
+  };
+  /** Each delivery's status, attempts and attempt rows, counted: `{ "failed 2 2": 1100 }`. */
+  const states = async () => {
+    const { rows } = await schema.admin(
+      `SELECT d.status || ' ' || d.attempts || ' ' || (SELECT count(*) FROM ${schema.name}.webhook_attempts t WHERE t.delivery_id = d.id) AS state,
+              count(*)::int AS n
+       FROM ${schema.name}.webhook_deliveries d GROUP BY 1 ORDER BY 1`,
+    );
+    return Object.fromEntries(rows.map((row) => [row.state as string, row.n as number]));
+  };
+
+  it('should bring a backlog of several batches back once between two instances recovering at once, each on its whole schedule', async () => {
+    const endpointId = (
+      await a.endpoints.create(
+        { id: ids.next(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() },
+        100,
+      )
+    ).id;
+    const backlog = 2 * RECOVER_BATCH_SIZE + 100;
+    await Promise.all(Array.from({ length: backlog }, (_, i) => a.plants.create({ id: BigInt(i + 1), name: `p${i}` })));
+    expect(new Set((await refuseAll()).values())).toEqual(new Set([2]));
+    expect(await states()).toEqual({ 'failed 2 2': backlog });
+
+    const batches = [jest.spyOn(a.log, 'recoverBatch'), jest.spyOn(b.log, 'recoverBatch')];
+    const recover = (on: Instance) =>
+      recoverInBatches(
+        on.log,
+        endpointId,
+        { sinceMs: Date.now() - 600_000 },
+        {
+          batchSize: RECOVER_BATCH_SIZE,
+          stop: new AbortController().signal,
+          queued: () => undefined,
+        },
+      );
+    const [fromA, fromB] = await Promise.all([recover(a), recover(b)]);
+    expect(fromA.queued + fromB.queued).toBe(backlog);
+    // Each walked the whole range in batches (three at least: 500, 500, 100).
+    for (const spy of batches) expect(spy.mock.calls.length).toBeGreaterThanOrEqual(3);
+    // Sent by both instances at once: each delivery twice more (its whole schedule), never more.
+    expect(new Set((await refuseAll()).values())).toEqual(new Set([2]));
+    expect(await states()).toEqual({ 'failed 4 4': backlog });
   });
 });

@@ -59,9 +59,10 @@ export function failureOf(attempt: Attempt): Failure {
 }
 
 /**
- * What becomes of a delivery after `attempt`, its `attemptsBefore + 1`-th try: succeeded, retried on
- * its schedule (no sooner than a Retry-After), failed (schedule used up, or 410 Gone), or released
- * (shutdown came first: nothing counts).
+ * What becomes of a delivery after `attempt`, its `attemptsBefore + 1`-th try on its current schedule
+ * (`ClaimedDelivery.attemptsOnSchedule`: a resend or recover starts the schedule again): succeeded,
+ * retried on its schedule (no sooner than a Retry-After), failed (schedule used up, or 410 Gone), or
+ * released (shutdown came first: nothing counts).
  */
 export function attemptResult(
   attempt: Attempt,

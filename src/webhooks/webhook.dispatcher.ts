@@ -208,7 +208,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       },
     );
     this.metrics.counted(attempt.outcome);
-    const result = attemptResult(attempt, delivery.attempts, this.config.retryScheduleMs);
+    // Its schedule counts from its last resend or recover, if any; `attempts` stays the total.
+    const result = attemptResult(attempt, delivery.attemptsOnSchedule, this.config.retryScheduleMs);
     const to = `${delivery.webhookId} to ${delivery.endpointId} (${host})`;
     if (result.kind === 'succeeded') {
       this.metrics.latency.observe(Math.max(0, Date.now() - delivery.createdAtMs) / 1000);

@@ -85,6 +85,7 @@ function delivery(url: string): ClaimedDelivery {
     secrets: [{ secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}` }],
     payload: '{"id":1,"name":"Fern"}',
     attempts: 0,
+    attemptsOnSchedule: 0,
     createdAtMs: Date.now(),
     leaseToken: 'lease',
     dueAt: '0',

@@ -191,4 +191,18 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
                ALTER TABLE webhook_endpoints ADD COLUMN backoffs INTEGER NOT NULL DEFAULT 0;
                ALTER TABLE webhook_endpoints ADD COLUMN in_flight_cap INTEGER`,
   },
+  {
+    name: 'webhooks/2026-11-28-01-delivery-schedule-start-and-failed-index',
+    // `schedule_from`: the delivery's `attempts` when its current retry schedule began, 0 for a new
+    // one; a resend or a recover sets it to `attempts`, so the delivery gets the whole schedule again
+    // while `attempts` stays the total of its attempt log. Existing rows start from 0: as before.
+    // The partial index is what a recover walks in batches (an endpoint's failed deliveries by
+    // creation): each batch reads only its own rows, however many others the endpoint has. IF NOT
+    // EXISTS: on a large PostgreSQL table an operator may build it first with CREATE INDEX
+    // CONCURRENTLY, so the migration does not hold writes to the table while it builds.
+    sqlite: `ALTER TABLE webhook_deliveries ADD COLUMN schedule_from INTEGER NOT NULL DEFAULT 0;
+             CREATE INDEX IF NOT EXISTS webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at, id) WHERE status = 'failed'`,
+    postgres: `ALTER TABLE webhook_deliveries ADD COLUMN schedule_from INTEGER NOT NULL DEFAULT 0;
+               CREATE INDEX IF NOT EXISTS webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at, id) WHERE status = 'failed'`,
+  },
 ];

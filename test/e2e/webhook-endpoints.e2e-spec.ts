@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, RequestOptions } from '../support/http';
+import { ShutdownSignal } from '../../src/lifecycle/shutdown-signal';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -321,6 +322,62 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
       (await admin(`/webhooks/endpoints/${configured.id}/recover`, { method: 'POST', body: { since: 'yesterday' } }))
         .status,
     ).toBe(400);
+  });
+
+  it('should give a recovered or resent delivery the whole retry schedule again, its attempts the total of its log', async () => {
+    const refusing = await receiver();
+    refusing.answerWith(() => 500);
+    await start(); // WEBHOOK_RETRY_SCHEDULE 100ms,100ms,100ms: four attempts, then failed
+    const endpoint = await subscribe(refusing);
+    const log = `/webhooks/endpoints/${endpoint.id}/deliveries`;
+    const failed = async () => (await admin(`${log}?status=failed`)).body as { id: string; attempts: number }[];
+    /** How many requests the receiver got for each webhook-id, in the order of `ids`. */
+    const tries = (ids: string[]) => ids.map((id) => refusing.received.filter((got) => got.webhookId === id).length);
+    await create(1);
+    await create(2);
+    await eventually(async () => (await failed()).length === 2, 10_000);
+    const ids = (await failed()).map((delivery) => delivery.id);
+    expect(tries(ids)).toEqual([4, 4]);
+
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const recovered = await admin(`/webhooks/endpoints/${endpoint.id}/recover`, { method: 'POST', body: { since } });
+    expect(recovered).toMatchObject({ status: 202, body: { queued: 2 } });
+    await eventually(async () => (await failed()).length === 2 && tries(ids).every((n) => n === 8), 10_000);
+    await sleep(300); // time for a ninth attempt, if the schedule gave one
+    expect(tries(ids)).toEqual([8, 8]);
+    for (const id of ids) {
+      const detail = (await admin(`${log}/${id}`)).body as { status: string; attempts: number; attemptLog: unknown[] };
+      expect([detail.status, detail.attempts, detail.attemptLog.length]).toEqual(['failed', 8, 8]);
+    }
+
+    expect((await admin(`${log}/${ids[0]}/resend`, { method: 'POST' })).status).toBe(202);
+    await eventually(async () => (await failed()).length === 2 && tries(ids)[0] === 12, 10_000);
+    await sleep(300);
+    expect(tries(ids)).toEqual([12, 8]);
+    expect((await admin(`${log}/${ids[0]}`)).body).toMatchObject({ status: 'failed', attempts: 12 });
+  });
+
+  it('should answer a recover 503 once shutdown has begun, leaving the failed deliveries for a recover elsewhere', async () => {
+    const refusing = await receiver();
+    refusing.answerWith(() => 500);
+    await start({ WEBHOOK_RETRY_SCHEDULE: '50ms' });
+    const endpoint = await subscribe(refusing);
+    await create(1);
+    const log = `/webhooks/endpoints/${endpoint.id}/deliveries`;
+    await eventually(async () => ((await admin(`${log}?status=failed`)).body as unknown[]).length === 1, 10_000);
+    server.app.get(ShutdownSignal).raise();
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const answer = await admin(`/webhooks/endpoints/${endpoint.id}/recover`, { method: 'POST', body: { since } });
+    expect([answer.status, answer.body]).toEqual([
+      503,
+      {
+        error: 503,
+        message:
+          `The service is shutting down: the recover of webhook endpoint ${endpoint.id} stopped after making 0 failed ` +
+          'deliveries pending. Call recover again (on another instance, or after the restart) to queue the rest',
+      },
+    ]);
+    expect(((await admin(`${log}?status=failed`)).body as unknown[]).length).toBe(1);
   });
 
   it('should sign each endpoint with its own secret only, and both secrets during a rotation overlap', async () => {

@@ -270,4 +270,53 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
     for (const got of receiver.accepted()) accepted.set(got.webhookId, (accepted.get(got.webhookId) ?? 0) + 1);
     expect(refusedIds.map((id) => accepted.get(id))).toEqual(refusedIds.map((_, i) => (i < 5 ? 2 : 1)));
   });
+
+  it('should recover through both instances at once: each delivery queued once, and sent once on its whole schedule again', async () => {
+    const admin = (instance: ServiceProcess, path: string, body?: unknown) =>
+      request(`${instance.url}${path}`, { method: body === undefined ? 'GET' : 'POST', body, auth: `Bearer ${ADMIN}` });
+    const [endpoint] = (await admin(instances[0], '/webhooks/endpoints')).body as { id: string }[];
+    // 200 events the receiver refuses (500). (Backlogs of several batches, across two instances:
+    // test/outbox-across-instances.spec.ts.)
+    const refusing = /"id":1[01]\d\d\d,/;
+    receiver.answerWith((got) => (refusing.test(got.body) ? 500 : { status: 200, delayMs: 5 }));
+    const ids = Array.from({ length: 200 }, (_, i) => 10_000n + BigInt(i));
+    for (let i = 0; i < ids.length; i += 50) {
+      const statuses = await Promise.all(ids.slice(i, i + 50).map((id, j) => create(instances[j % 2], id)));
+      expect(statuses.map((res) => res.status)).toEqual(statuses.map(() => 200));
+    }
+    const refusedTries = () => {
+      const tries = new Map<string, number>();
+      for (const got of receiver.received) {
+        if (refusing.test(got.body)) tries.set(got.webhookId, (tries.get(got.webhookId) ?? 0) + 1);
+      }
+      return tries;
+    };
+    /** Each refused delivery's status, attempts and attempt rows, counted: `{ "failed 2 2": 200 }`. */
+    const states = async () => {
+      const { rows } = await schema.admin(
+        `SELECT d.status || ' ' || d.attempts || ' ' || (SELECT count(*) FROM ${schema.name}.webhook_attempts a WHERE a.delivery_id = d.id) AS state,
+                count(*)::int AS n
+         FROM ${schema.name}.webhook_deliveries d JOIN ${schema.name}.webhook_messages m ON m.id = d.message_id
+         WHERE m.payload ~ '"id":1[01][0-9]{3},' GROUP BY 1 ORDER BY 1`,
+      );
+      return Object.fromEntries(rows.map((row) => [row.state as string, row.n as number]));
+    };
+    // WEBHOOK_RETRY_SCHEDULE is 100ms: two attempts each, then failed.
+    await eventually(async () => (await states())['failed 2 2'] === ids.length, 20_000);
+    // Both instances recover the endpoint at the same moment.
+    const since = new Date(Date.now() - 600_000).toISOString();
+    const answers = await Promise.all(
+      instances.map((instance) => admin(instance, `/webhooks/endpoints/${endpoint.id}/recover`, { since })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202]);
+    const queued = answers.map((answer) => (answer.body as { queued: number }).queued);
+    expect(queued[0] + queued[1]).toBe(ids.length);
+    // Each is sent on its whole schedule again, once (not once per instance): two more attempts.
+    await eventually(async () => (await states())['failed 4 4'] === ids.length, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a fifth attempt, if there were one
+    expect(await states()).toEqual({ 'failed 4 4': ids.length });
+    expect(new Set(refusedTries().values())).toEqual(new Set([4]));
+    expect(refusedTries().size).toBe(ids.length);
+    expect(receiver.overlaps).toEqual([]);
+  });
 });

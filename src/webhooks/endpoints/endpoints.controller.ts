@@ -18,6 +18,7 @@ import {
   READ_UNAVAILABLE,
 } from '../../common/errors/api-error-responses.decorator';
 import { nextPageLink, pageOf } from '../../common/paging/page';
+import { StorageUnavailableMessages, WhenStorageUnavailable } from '../../common/errors/storage-unavailable.decorator';
 import {
   DeliveryDto,
   DeliveryWithAttemptsDto,
@@ -54,6 +55,13 @@ const CONFIG_SECRET = [
   'The endpoint is declared in WEBHOOK_URLS (source "config"): its secret is the operator\'s WEBHOOK_SECRET, never served or rotated here.',
   "Endpoint ep_019ab3c4d5e6 is declared in WEBHOOK_URLS: its secret is the operator's WEBHOOK_SECRET and is not served",
 ] as [string, string];
+/** A recover runs in batches, each committed: one that fails part way has queued some. */
+const RECOVER_UNAVAILABLE: StorageUnavailableMessages = {
+  timeout:
+    'The database did not answer in time; some failed deliveries may be pending again already: recover again to queue the rest (a repeated recover is safe)',
+  unavailable:
+    'The database is unavailable; some failed deliveries may be pending again already: recover again shortly to queue the rest (a repeated recover is safe)',
+};
 const BODY_ERRORS = {
   413: 'The body is larger than BODY_LIMIT.',
   415: 'The body is not application/json.',
@@ -262,21 +270,33 @@ export class EndpointsController {
     return toDeliveryDto(await this.endpoints.resend(id, deliveryId));
   }
 
-  /** Queues again every failed delivery of the endpoint created in [since, until). */
+  /**
+   * Queues again every failed delivery of the endpoint created in [since, until), each with its whole
+   * retry schedule ahead of it (its earlier attempts stay in its attempt log). Done in batches of 500,
+   * each committed on its own, and answered when the last is: a repeated recover is safe, and queues
+   * only what an earlier one, cut short, left.
+   */
   @Post(':id/recover')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ operationId: 'recoverWebhookEndpoint', summary: 'Recover failed deliveries since a time' })
   @ApiEndpointId()
   @ApiAcceptedResponse({
     type: RecoverResultDto,
-    description: 'How many failed deliveries are pending again, due now.',
+    description: 'How many failed deliveries are pending again, due now, each with a fresh retry schedule.',
   })
   @ApiErrorResponses({
     ...COMMON,
     ...BODY_ERRORS,
     400: ['since or until is not an RFC 3339 date-time.', 'since must be an RFC 3339 date-time'],
     404: NO_ENDPOINT,
+    503: [
+      'The database is unreachable or did not answer in time, or the service began shutting down part way: the ' +
+        'batches done so far stay queued, and a recover again queues the rest. ' +
+        IDENTITY_PROVIDER_UNAVAILABLE,
+      RECOVER_UNAVAILABLE.unavailable,
+    ],
   })
+  @WhenStorageUnavailable(RECOVER_UNAVAILABLE)
   async recover(@Param('id') id: string, @Body() body: RecoverDto): Promise<RecoverResultDto> {
     // Both validated as RFC 3339 already.
     const until = body.until === undefined ? undefined : parseRfc3339(body.until);

@@ -6,11 +6,13 @@ import {
   Logger,
   NotFoundException,
   OnModuleInit,
+  ServiceUnavailableException,
 } from '@nestjs/common';
 import { WebhookConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
 import { endpointUrlProblem, isSecret, MAX_URL_LENGTH } from '../../config/webhook-config';
 import { withoutStack } from '../../common/errors/without-stack';
+import { ShutdownSignal } from '../../lifecycle/shutdown-signal';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
 import { DeliveryPageQuery, DeliveryView } from '../persistence/deliveries';
@@ -20,6 +22,7 @@ import { WebhookDispatcher } from '../webhook.dispatcher';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
 import { EndpointIds } from './endpoint-ids';
 import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from './endpoints.store';
+import { RECOVER_BATCH_SIZE, recoverInBatches } from './recover-in-batches';
 
 /** A new secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
 export function newSecret(): string {
@@ -43,6 +46,7 @@ export class EndpointsService implements OnModuleInit {
     private readonly blocked: BlockedNetworks,
     private readonly dispatcher: WebhookDispatcher,
     private readonly ids: EndpointIds,
+    private readonly shutdown: ShutdownSignal,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -168,10 +172,28 @@ export class EndpointsService implements OnModuleInit {
     return delivery;
   }
 
+  /**
+   * Answered once every batch has run, so `queued` is exact and durable; a shutdown stops it between
+   * two batches (503: what is left stays failed, and a recover again queues it).
+   */
   async recover(id: string, sinceMs: number, untilMs?: number): Promise<number> {
     await this.get(id);
-    const queued = await this.deliveries.recover(id, sinceMs, untilMs);
-    if (queued > 0) this.dispatcher.wake();
+    const range = untilMs === undefined ? { sinceMs } : { sinceMs, untilMs };
+    const { queued, stopped } = await recoverInBatches(this.deliveries, id, range, {
+      batchSize: RECOVER_BATCH_SIZE,
+      stop: this.shutdown.signal,
+      queued: () => this.dispatcher.wake(),
+    });
+    if (stopped) {
+      const what = `the recover of webhook endpoint ${id} stopped after making ${queued} failed deliveries pending`;
+      this.logger.warn(`Shutting down: ${what}; the rest stay failed until it is called again`);
+      throw withoutStack(
+        () =>
+          new ServiceUnavailableException(
+            `The service is shutting down: ${what}. Call recover again (on another instance, or after the restart) to queue the rest`,
+          ),
+      );
+    }
     return queued;
   }
 

@@ -29,6 +29,11 @@ export interface ClaimedDelivery {
   readonly payload: string;
   /** Attempts made before this one. */
   readonly attempts: number;
+  /**
+   * Of those, the ones on its current retry schedule: since it was created, or since a resend or a
+   * recover last gave it the schedule afresh. The next delay is the schedule's step for this count.
+   */
+  readonly attemptsOnSchedule: number;
   /** When the event was committed (Unix ms), for the commit-to-receipt latency. */
   readonly createdAtMs: number;
   readonly leaseToken: string;
@@ -113,6 +118,36 @@ export interface DeliveryView {
   readonly createdAtMs: number;
   readonly nextAttemptAtMs?: number;
   readonly lastAttempt?: AttemptRecord;
+}
+
+/** The deliveries a recover brings back: its endpoint's failed ones created in [sinceMs, untilMs). */
+export interface RecoverRange {
+  readonly sinceMs: number;
+  readonly untilMs?: number;
+}
+
+/**
+ * Where a recover stands between two batches, in the store's own terms (opaque to everyone else):
+ * when it began, and the last delivery it looked at, in the order it walks them (creation time, then
+ * row id).
+ */
+export interface RecoverCursor {
+  /**
+   * Its start on the store's clock. A delivery that failed after it was brought back meanwhile by
+   * another recover (or a resend) and failed again: this recover leaves it, so two recovers at once
+   * bring each delivery back once between them.
+   */
+  readonly startedAt: string;
+  readonly createdAt: string;
+  readonly seq: string;
+}
+
+/** What one batch of a recover did. */
+export interface RecoveredBatch {
+  /** Failed deliveries it made pending. */
+  readonly queued: number;
+  /** Where the next batch starts; absent when none is left. */
+  readonly next?: RecoverCursor;
 }
 
 export interface DeliveryPageQuery {

@@ -1,4 +1,11 @@
-import { AttemptRecord, DeliveryPageQuery, DeliveryView } from './deliveries';
+import {
+  AttemptRecord,
+  DeliveryPageQuery,
+  DeliveryView,
+  RecoverCursor,
+  RecoveredBatch,
+  RecoverRange,
+} from './deliveries';
 
 /** The delivery log, as the admin API reads and acts on it: an endpoint's deliveries and their attempts. */
 export abstract class DeliveryLog {
@@ -11,9 +18,22 @@ export abstract class DeliveryLog {
     webhookId: string,
   ): Promise<(DeliveryView & { attemptLog: AttemptRecord[] }) | undefined>;
 
-  /** Makes a delivery pending with its next attempt now (same webhook-id); undefined when there is none. */
+  /**
+   * Makes a delivery pending with its next attempt now (same webhook-id) and the whole retry
+   * schedule ahead of it; undefined when there is none.
+   */
   abstract resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined>;
 
-  /** Makes every failed delivery of the endpoint created in [sinceMs, untilMs) pending, due now; resolves with how many. */
-  abstract recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number>;
+  /**
+   * One batch of a recover, in one short statement: up to `limit` of the endpoint's failed deliveries
+   * in `range`, after `from` (the first batch has none), made pending, due now, with the whole retry
+   * schedule ahead of them (`attempts` stays their total). Resolves with how many, and where the
+   * next batch starts unless none is left. Safe to repeat: only a failed delivery changes.
+   */
+  abstract recoverBatch(
+    endpointId: string,
+    range: RecoverRange,
+    limit: number,
+    from?: RecoverCursor,
+  ): Promise<RecoveredBatch>;
 }

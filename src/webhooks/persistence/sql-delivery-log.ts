@@ -1,10 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, Kysely, sql } from 'kysely';
+import { CompiledQuery, Kysely, RawBuilder, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { retryWhileBusy } from '../../database/sqlite-database';
 import { StatementResult } from '../../database/transaction';
 import { Tables } from '../../database/tables';
-import { AttemptRecord, DeliveryPageQuery, DeliveryStatus, DeliveryView } from './deliveries';
+import {
+  AttemptRecord,
+  DeliveryPageQuery,
+  DeliveryStatus,
+  DeliveryView,
+  RecoverCursor,
+  RecoveredBatch,
+  RecoverRange,
+} from './deliveries';
 import { DeliveryLog } from './delivery-log';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
@@ -26,6 +34,27 @@ interface ViewRow {
 }
 
 /**
+ * A time as a recover's cursor carries it between batches, exact: SQLite's Unix ms as they are,
+ * PostgreSQL's `timestamptz` as its text (whole microseconds, which a float of ms would round).
+ */
+interface TimeKey {
+  /** The time `expression` as the cursor holds it. */
+  of(expression: RawBuilder<unknown>): RawBuilder<string | number | bigint>;
+  /** A time the cursor holds, back in SQL to compare with a time column. */
+  time(key: string): RawBuilder<number>;
+}
+
+const SQLITE_KEY: TimeKey = {
+  of: (expression) => sql<bigint>`${expression}`,
+  time: (key) => sql<number>`${BigInt(key)}`,
+};
+
+const POSTGRES_KEY: TimeKey = {
+  of: (expression) => sql<string>`(${expression})::text`,
+  time: (key) => sql<number>`${key}::timestamptz`,
+};
+
+/**
  * The delivery log in whichever store `DatabaseModule` chose, written once: the admin API's reads,
  * resends and recoveries, on the durable connection (they are answered to a client). Times through
  * the store's clock (`StoreClock`). A write that finds the SQLite file locked by another process is
@@ -36,6 +65,7 @@ export class SqlDeliveryLog implements DeliveryLog {
   private readonly clock: StoreClock;
   /** PostgreSQL locks rows; SQLite's writers take turns on the whole file. */
   private readonly locksRows: boolean;
+  private readonly key: TimeKey;
 
   constructor(
     private readonly database: Database,
@@ -43,6 +73,7 @@ export class SqlDeliveryLog implements DeliveryLog {
   ) {
     this.clock = storeClock(database);
     this.locksRows = database.choose({ sqlite: () => false, postgres: () => true });
+    this.key = database.choose({ sqlite: () => SQLITE_KEY, postgres: () => POSTGRES_KEY });
   }
 
   async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
@@ -90,6 +121,8 @@ export class SqlDeliveryLog implements DeliveryLog {
           next_attempt_at: sql<number>`CASE WHEN lease_token IS NULL THEN ${this.clock.now()}
                                             ELSE ${this.clock.dueNowUnlike('next_attempt_at')} END`,
           finished_at: null,
+          // The whole schedule again (a record of the send it was out on moves this past that attempt).
+          schedule_from: sql<number>`attempts`,
         })
         .where('endpoint_id', '=', endpointId)
         .where('message_id', '=', webhookId)
@@ -100,12 +133,49 @@ export class SqlDeliveryLog implements DeliveryLog {
     return row && toView(row);
   }
 
-  async recover(endpointId: string, sinceMs: number, untilMs?: number): Promise<number> {
+  /**
+   * A batch of a recover: the next failed deliveries by (created_at, id) (the partial index
+   * `webhook_deliveries_failed`, so a batch reads only its own rows), then one statement that makes
+   * those still failed pending. Each autocommits on its own: nothing is held between them or between
+   * batches, and the update checks again what the read found.
+   */
+  async recoverBatch(
+    endpointId: string,
+    { sinceMs, untilMs }: RecoverRange,
+    limit: number,
+    from?: RecoverCursor,
+  ): Promise<RecoveredBatch> {
+    const { clock, key } = this;
+    const { rows } = await this.database.execute(
+      'find failed webhook deliveries to recover',
+      this.db
+        .selectFrom('webhook_deliveries')
+        .select(['id', key.of(sql.ref('created_at')).as('created_key'), key.of(clock.now()).as('started_key')])
+        .where('endpoint_id', '=', endpointId)
+        .where('status', '=', sql.lit('failed'))
+        .where('created_at', '>=', clock.at(sinceMs))
+        .$if(untilMs !== undefined, (q) => q.where('created_at', '<', clock.at(untilMs!)))
+        .$if(from !== undefined, (q) =>
+          q.where(sql<boolean>`(created_at, id) > (${key.time(from!.createdAt)}, ${BigInt(from!.seq)})`),
+        )
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .compile(),
+    );
+    if (rows.length === 0) return { queued: 0 };
+    const startedAt = from?.startedAt ?? String(rows[0].started_key);
     const { affectedRows } = await this.write(
       'recover webhook deliveries',
       this.db
         .updateTable('webhook_deliveries')
-        .set({ status: 'pending', next_attempt_at: this.clock.now(), finished_at: null })
+        .set({
+          status: 'pending',
+          next_attempt_at: clock.now(),
+          finished_at: null,
+          // The whole schedule again; `attempts` stays the total, as the attempt log shows it.
+          schedule_from: sql<number>`attempts`,
+        })
         // Its endpoint's row locked before any delivery (PostgreSQL), the order of every transaction
         // that writes both (the dispatcher's record, a delete): none waits on another in a circle.
         .where('endpoint_id', '=', (eb) =>
@@ -115,12 +185,21 @@ export class SqlDeliveryLog implements DeliveryLog {
             .where('webhook_endpoints.id', '=', endpointId)
             .$if(this.locksRows, (q) => q.forUpdate()),
         )
-        .where('status', '=', 'failed')
-        .where('created_at', '>=', this.clock.at(sinceMs))
-        .$if(untilMs !== undefined, (q) => q.where('created_at', '<', this.clock.at(untilMs!)))
+        .where(
+          'id',
+          'in',
+          rows.map((row) => BigInt(row.id)),
+        )
+        // Checked again on the rows as they are now: brought back meanwhile (and failed again since
+        // this recover began) is left alone.
+        .where('status', '=', sql.lit('failed'))
+        .where((eb) => eb.or([eb('finished_at', 'is', null), eb('finished_at', '<=', key.time(startedAt))]))
         .compile(),
     );
-    return affectedRows;
+    const last = rows[rows.length - 1];
+    return rows.length < limit
+      ? { queued: affectedRows }
+      : { queued: affectedRows, next: { startedAt, createdAt: String(last.created_key), seq: String(last.id) } };
   }
 
   /** Deliveries with their message and last attempt, as the log shows them. */

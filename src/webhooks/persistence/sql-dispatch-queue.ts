@@ -209,6 +209,7 @@ export class SqlDispatchQueue implements DispatchQueue {
       payload: string;
       trace_context: string | null;
       attempts: bigint | number;
+      schedule_from: bigint | number;
       created_at_ms: bigint | number;
       due_at: bigint | number | string;
     },
@@ -223,6 +224,8 @@ export class SqlDispatchQueue implements DispatchQueue {
       secrets,
       payload: row.payload,
       attempts: Number(row.attempts),
+      // Never below 0, should a row be written by hand.
+      attemptsOnSchedule: Math.max(0, Number(row.attempts) - Number(row.schedule_from)),
       createdAtMs: msOf(row.created_at_ms),
       leaseToken,
       dueAt: row.due_at.toString(),
@@ -604,6 +607,7 @@ interface SqliteDueRow {
   payload: string;
   trace_context: string | null;
   attempts: bigint | number;
+  schedule_from: bigint | number;
   created_at_ms: bigint | number;
   next_attempt_at: bigint | number;
 }
@@ -644,6 +648,7 @@ function sqliteStatements(db: Kysely<Tables>) {
             'm.payload',
             'm.trace_context',
             'd.attempts',
+            'd.schedule_from',
             sql<bigint>`d.created_at`.as('created_at_ms'),
             sql<bigint>`d.next_attempt_at`.as('next_attempt_at'),
           ])
@@ -664,7 +669,7 @@ function sqliteStatements(db: Kysely<Tables>) {
     ),
     // The results, each only while the lease is still the one this claim took. A delivery whose
     // schedule moved since its claim (`due`) was resent meanwhile: its attempt counts, and it stays
-    // pending on the resend's schedule.
+    // pending on the resend's schedule, which begins after this attempt (`schedule_from`).
     finish: prepareQuery<
       { id: bigint; token: string; due: number; status: 'succeeded' | 'failed'; now: number },
       never
@@ -674,6 +679,7 @@ function sqliteStatements(db: Kysely<Tables>) {
         .set(() => ({
           status: sql<DeliveryStatus>`CASE WHEN next_attempt_at = ${due} THEN ${status} ELSE status END`,
           attempts: sql<number>`attempts + 1`,
+          schedule_from: sql<number>`CASE WHEN next_attempt_at = ${due} THEN schedule_from ELSE attempts + 1 END`,
           finished_at: sql<number>`CASE WHEN next_attempt_at = ${due} THEN ${now} ELSE finished_at END`,
           locked_until: sql.lit(null),
           lease_token: sql.lit(null),
@@ -687,6 +693,7 @@ function sqliteStatements(db: Kysely<Tables>) {
         .updateTable('webhook_deliveries')
         .set({
           attempts: sql<number>`attempts + 1`,
+          schedule_from: sql<number>`CASE WHEN next_attempt_at = ${due} THEN schedule_from ELSE attempts + 1 END`,
           next_attempt_at: sql<number>`CASE WHEN next_attempt_at = ${due} THEN ${next} ELSE next_attempt_at END`,
           locked_until: sql.lit(null),
           lease_token: sql.lit(null),
@@ -814,6 +821,7 @@ function postgresStatements(db: Kysely<Tables>) {
         payload: string;
         trace_context: string | null;
         attempts: number;
+        schedule_from: number;
         created_at_ms: number;
         due_at: string;
       }
@@ -842,7 +850,7 @@ function postgresStatements(db: Kysely<Tables>) {
           AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
           AND NOT e.disabled
         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
-                  ${ms('d.created_at')} AS created_at_ms, ${DUE_AT} AS due_at`.compile(db),
+                  ${ms('d.created_at')} AS created_at_ms, ${DUE_AT} AS due_at, d.schedule_from`.compile(db),
     ),
     // Leases this claim took and gives back before its commit: never seen leased, nothing counted.
     unlease: planEachTime<{ ids: string[]; token: string }, never>(({ ids, token }) =>
@@ -871,10 +879,11 @@ function postgresStatements(db: Kysely<Tables>) {
             AS r (id, token, due_at, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
         updated AS (
           -- A delivery whose schedule moved since its claim (r.due_at) was resent meanwhile: its
-          -- attempt counts, and it stays pending on the resend's schedule.
+          -- attempt counts, and it stays pending on the resend's schedule, which begins after it.
           UPDATE webhook_deliveries AS d
           SET status = CASE WHEN ${MOVED} THEN d.status ELSE r.status END,
               attempts = d.attempts + r.counted,
+              schedule_from = CASE WHEN ${MOVED} THEN d.attempts + r.counted ELSE d.schedule_from END,
               next_attempt_at = CASE WHEN ${MOVED} OR r.delay_ms IS NULL THEN d.next_attempt_at
                                      ELSE clock_timestamp() + r.delay_ms * interval '1 millisecond' END,
               finished_at = CASE WHEN ${MOVED} THEN d.finished_at

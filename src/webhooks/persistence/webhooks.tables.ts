@@ -77,6 +77,8 @@ export interface WebhookDeliveriesTable {
   endpoint_id: string;
   status: DeliveryStatusColumn;
   attempts: SmallIntColumn;
+  /** `attempts` when its current retry schedule began: 0, or as a resend or recover found it. */
+  schedule_from: SmallIntColumn;
   created_at: TimeColumn;
   next_attempt_at: TimeColumn;
   /** The lease: on SQLite a time of the lease clock (see the dispatch queue), on PostgreSQL the server's. */
