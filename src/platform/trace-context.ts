@@ -48,6 +48,23 @@ export function tracingOn(): boolean {
 }
 export const tracer = trace.getTracer('plant-store');
 
+/** What `callerTrusted` does: set by `request-spans.ts` when tracing starts, so nothing with tracing off. */
+let trusting: ((request: object) => void) | undefined;
+
+/** Sets what `callerTrusted` does (`request-spans.ts`). */
+export function onCallerTrusted(trust: (request: object) => void): void {
+  trusting = trust;
+}
+
+/**
+ * Said by `BearerAuthGuard` once `request`'s credential has passed, the admin permission included:
+ * from then on the request may continue the trace its caller sent (`request-spans.ts`). Until then
+ * the caller is a stranger, whose trace context is not trusted.
+ */
+export function callerTrusted(request: object): void {
+  if (trusting !== undefined) trusting(request);
+}
+
 /** Remembers the caller's context for `work` (a plant on its way into a group commit), when a span is active. */
 export function rememberContext(work: object): void {
   if (TRACING && trace.getActiveSpan() !== undefined) remembered.set(work, context.active());
