@@ -75,20 +75,28 @@ export function contextOf(work: object): Context | undefined {
   return remembered.get(work);
 }
 
-/** The W3C trace context (`traceparent`, `tracestate`) of `work`'s caller as JSON, for the outbox; undefined without one. */
+/**
+ * The `traceparent` of `work`'s span (the service's own) as JSON (`{"traceparent": …}`), for the
+ * outbox; undefined without one. Only that: no `tracestate` nor baggage, which a caller could have
+ * written, ever reaches a webhook receiver.
+ */
 export function traceCarrierOf(work: object): string | undefined {
   const remembered = contextOf(work);
   if (remembered === undefined) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(remembered, carrier);
-  return carrier.traceparent === undefined ? undefined : JSON.stringify(carrier);
+  return carrier.traceparent === undefined ? undefined : JSON.stringify({ traceparent: carrier.traceparent });
 }
 
-/** The context a stored carrier describes (the root context when there is none). */
+/**
+ * The context a stored carrier describes (the root context when there is none): its `traceparent`
+ * alone, so a row written before the outbox kept only that brings no `tracestate` nor baggage along.
+ */
 export function contextFromCarrier(carrier: string | undefined | null): Context {
   if (carrier === undefined || carrier === null) return ROOT_CONTEXT;
   try {
-    return propagation.extract(ROOT_CONTEXT, JSON.parse(carrier) as Record<string, string>);
+    const { traceparent } = JSON.parse(carrier) as { traceparent?: unknown };
+    return typeof traceparent === 'string' ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
   } catch {
     return ROOT_CONTEXT;
   }
