@@ -7,8 +7,9 @@
  * exporters the service does not use.
  *
  * What it costs is decided per request, and an unsampled request costs next to nothing: the server
- * span is ours, made from Fastify's first hook once the sampler has decided (`request-spans.ts`),
- * and nothing else wraps a request. pg, ioredis and undici are instrumented; their spans, and ours
+ * span is ours, made from Fastify's first hook once the sampler has decided (`request-spans.ts`;
+ * for a caller that sent a `traceparent`, once its credential has passed), and nothing else wraps a
+ * request. pg, ioredis and undici are instrumented; their spans, and ours
  * for SQLite, are made only under a sampled parent.
  *
  * `main.ts` imports this first, before Nest, Fastify, pg or undici are loaded, as the

@@ -14,8 +14,8 @@ import {
 /**
  * Trace context across the group commit and the outbox. With tracing off, the API is a no-op: no
  * span is active, so nothing is remembered and every span below is a non-recording one. With it on,
- * only a sampled request binds its context (`request-spans.ts`): an unsampled one leaves no context
- * behind, so nothing here does any work for it either.
+ * only a sampled request has a span in its context (`request-spans.ts`): an unsampled one (or a
+ * caller not trusted yet) has none, so nothing here does any work for it either.
  */
 const remembered = new WeakMap<object, Context>();
 
