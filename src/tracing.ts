@@ -7,8 +7,9 @@
  * exporters the service does not use.
  *
  * What it costs is decided per request, and an unsampled request costs next to nothing: the server
- * span is ours, made from Fastify's first hook once the sampler has decided (`request-spans.ts`),
- * and nothing else wraps a request. pg, ioredis and undici are instrumented; their spans, and ours
+ * span is ours, made from Fastify's first hook once the sampler has decided (`request-spans.ts`;
+ * for a caller that sent a `traceparent`, once its credential has passed), and nothing else wraps a
+ * request. pg, ioredis and undici are instrumented; their spans, and ours
  * for SQLite, are made only under a sampled parent.
  *
  * `main.ts` imports this first, before Nest, Fastify, pg or undici are loaded, as the
@@ -19,6 +20,7 @@ import { subscribe } from 'node:diagnostics_channel';
 // Used as types only (so erased at build): nothing of the SDK is loaded unless tracing is on.
 import * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
 import * as OtlpProto from '@opentelemetry/exporter-trace-otlp-proto';
+import * as Core from '@opentelemetry/core';
 import * as Instrumentation from '@opentelemetry/instrumentation';
 import * as IORedis from '@opentelemetry/instrumentation-ioredis';
 import * as Pg from '@opentelemetry/instrumentation-pg';
@@ -71,6 +73,7 @@ function startTracing(): void {
   const { traceRequests } = require('./platform/request-spans') as typeof RequestSpans;
   const { SamplingFirst } = require('./platform/sampling-first') as typeof SamplingFirstModule;
   const { buildSamplerFromEnv } = require('@opentelemetry/sdk-trace-base/build/src/config') as typeof TraceBaseConfig;
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof Core;
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The SDK's own warnings and errors (a failed export, spans dropped) are written, not swallowed.
   diag.setLogger(diagnosticsLogger(), DiagLogLevel.WARN);
@@ -85,8 +88,10 @@ function startTracing(): void {
     idGenerator: sampling,
     spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, spanTally)],
   });
-  // The global provider, AsyncLocalStorage context, and W3C trace context propagation.
-  provider.register();
+  // The global provider, AsyncLocalStorage context, and W3C trace context propagation: `traceparent`
+  // and `tracestate` only. Not the default's W3C baggage: nothing here reads a caller's baggage, and
+  // none is ever sent on (to a webhook receiver, an identity provider).
+  provider.register({ propagator: new W3CTraceContextPropagator() });
   // The server span of each request, from the hooks of the Fastify instance Nest makes (Fastify
   // announces each new instance on this channel).
   const tracer = provider.getTracer('plant-store');

@@ -14,6 +14,7 @@ import { BearerAuthGuard } from './bearer-auth.guard';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 import { Public } from './public.decorator';
 import { AdminOnly, InsufficientScopeException } from './admin-only.decorator';
+import { onCallerTrusted } from '../platform/trace-context';
 
 @Controller()
 class ExampleController {
@@ -149,6 +150,32 @@ describe('BearerAuthGuard', () => {
         InsufficientScopeException,
       );
       expect(adminGuard.canActivate(endpointsContext(OpenEndpointsController, 'Bearer user-token'))).toBe(true);
+    });
+
+    it("should trust a caller's trace only once its credential passes, and the admin permission where asked", async () => {
+      const trusted: object[] = [];
+      onCallerTrusted((request) => trusted.push(request));
+      const asked = (controller: typeof OpenEndpointsController, authorization: string) => {
+        const context = endpointsContext(controller, authorization);
+        try {
+          expect(adminGuard.canActivate(context)).toBe(true);
+        } catch (error) {
+          expect(error).toBeInstanceOf(InsufficientScopeException);
+        }
+        return trusted.includes(context.getArgByIndex(0));
+      };
+      try {
+        expect(asked(OpenEndpointsController, 'Bearer user-token')).toBe(true);
+        expect(asked(AdminEndpointsController, 'Bearer admin-token')).toBe(true);
+        expect(asked(AdminEndpointsController, 'Bearer user-token')).toBe(false);
+        const refused = { headers: { authorization: 'Bearer not-a-token' } };
+        await expect(adminGuard.canActivate(contextFor('closed', undefined, refused))).rejects.toThrow(
+          InvalidCredentialsException,
+        );
+        expect(trusted).not.toContain(refused);
+      } finally {
+        onCallerTrusted(() => undefined);
+      }
     });
 
     it('should give one principal per token, whatever the spelling of the header, and none to share between tokens', () => {

@@ -5,6 +5,7 @@ import { AccessTokenVerifier } from './access-token.verifier';
 import { IS_PUBLIC_KEY } from './public.decorator';
 import { ADMIN_ONLY_KEY, InsufficientScopeException } from './admin-only.decorator';
 import { withoutStack } from '../common/errors/without-stack';
+import { callerTrusted } from '../platform/trace-context';
 
 /** Global guard: every route needs a valid bearer token unless its handler is `@Public()`, and the admin permission under `@AdminOnly()`. */
 @Injectable()
@@ -29,7 +30,7 @@ export class BearerAuthGuard implements CanActivate {
     // new closures to the context (Object.assign) on every request, for the same read.
     const request = context.getArgByIndex<FastifyRequest>(0);
     const pending = this.verifier.verifyRequest(request);
-    if (!adminOnly) return pending === undefined ? true : pending.then(() => true);
+    if (!adminOnly) return pending === undefined ? trusted(request) : pending.then(() => trusted(request));
     return pending === undefined ? this.admin(request) : pending.then(() => this.admin(request));
   }
 
@@ -50,8 +51,17 @@ export class BearerAuthGuard implements CanActivate {
 
   private admin(request: FastifyRequest): true {
     if (!this.verifier.isAdmin(request)) throw withoutStack(() => new InsufficientScopeException());
-    return true;
+    return trusted(request);
   }
+}
+
+/**
+ * The credential passed (and the admin permission where asked): with tracing on, the request may now
+ * continue the trace its caller sent. Until here, a 401, 403 or 429 never does.
+ */
+function trusted(request: FastifyRequest): true {
+  callerTrusted(request);
+  return true;
 }
 
 type Handler = ReturnType<ExecutionContext['getHandler']>;

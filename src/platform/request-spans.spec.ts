@@ -12,6 +12,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import Fastify, { FastifyInstance } from 'fastify';
 import { traceRequests } from './request-spans';
 import { SamplingFirst } from './sampling-first';
+import { callerTrusted } from './trace-context';
 
 describe('traceRequests (the server span of each request)', () => {
   const exporter = new InMemorySpanExporter();
@@ -36,8 +37,11 @@ describe('traceRequests (the server span of each request)', () => {
     app = Fastify();
     traceRequests(app, provider.getTracer('test'), sampling);
     activeInHandler = [];
-    const handler = async () => {
-      // After a tick, as Nest's pipeline is: the context must still be there.
+    // As Nest's pipeline is: the guard, inside the route's handler, trusts the caller (after a tick,
+    // as a JWT's check is), then the handler runs, in the context bound before the guard.
+    const handler = async (request: object) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      callerTrusted(request);
       await new Promise((resolve) => setImmediate(resolve));
       activeInHandler.push(trace.getActiveSpan()?.spanContext().spanId);
       return { ok: true };
@@ -46,6 +50,18 @@ describe('traceRequests (the server span of each request)', () => {
     app.post('/plants', handler);
     app.get('/health/live', handler);
     app.get('/fails', async (_request, reply) => reply.code(503).send({ error: 503 }));
+    // A guard that refuses: the handler never runs.
+    app.get('/refused', async (_request, reply) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      activeInHandler.push(trace.getActiveSpan()?.spanContext().spanId);
+      return reply.code(401).send({ error: 401 });
+    });
+    // A guard that trusts the caller late: its span starts at the request's arrival all the same.
+    app.get('/slow', async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      callerTrusted(request);
+      return { ok: true };
+    });
     await app.ready();
   }
 
@@ -61,7 +77,7 @@ describe('traceRequests (the server span of each request)', () => {
       const traceId = '0af7651916cd43dd8448eb211c80319c';
       const response = await app.inject({
         url: '/plants/7?x=1',
-        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01`, tracestate: 'evil=injected-by-client' },
       });
       expect(response.statusCode).toBe(200);
       const spans = exporter.getFinishedSpans();
@@ -80,6 +96,32 @@ describe('traceRequests (the server span of each request)', () => {
         'http.response.status_code': 200,
       });
       expect(activeInHandler).toEqual([span.spanContext().spanId]);
+      // The caller's tracestate is not the service's to pass on.
+      expect(span.spanContext().traceState).toBeUndefined();
+    });
+
+    it("should start a trusted caller's span at the request's arrival, not when it is trusted", async () => {
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      await app.inject({ url: '/slow', headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+      const [span] = exporter.getFinishedSpans();
+      expect(span.spanContext().traceId).toBe(traceId);
+      // Trusted 25 ms after the request came: a span started then would last less.
+      expect(span.duration[0] * 1000 + span.duration[1] / 1e6).toBeGreaterThanOrEqual(20);
+    });
+
+    it("should not continue a stranger's trace: its span is a new root, and none is active before", async () => {
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      const response = await app.inject({
+        url: '/refused',
+        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      });
+      expect(response.statusCode).toBe(401);
+      const [span] = exporter.getFinishedSpans();
+      expect(span.name).toBe('GET /refused');
+      expect(span.spanContext().traceId).not.toBe(traceId);
+      expect(span.parentSpanContext).toBeUndefined();
+      expect(span.attributes['http.response.status_code']).toBe(401);
+      expect(activeInHandler).toEqual([undefined]);
     });
 
     it('should keep the context across a body read from the socket', async () => {
@@ -120,6 +162,24 @@ describe('traceRequests (the server span of each request)', () => {
       expect(response.statusCode).toBe(200);
       expect(exporter.getFinishedSpans()).toEqual([]);
       expect(activeInHandler).toEqual([undefined]);
+    });
+
+    it('should make no span for a stranger, though its caller sampled', async () => {
+      const response = await app.inject({
+        url: '/refused',
+        headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+      });
+      expect(response.statusCode).toBe(401);
+      expect(exporter.getFinishedSpans()).toEqual([]);
+      expect(activeInHandler).toEqual([undefined]);
+    });
+
+    it('should continue the trace of a trusted caller that sampled it, as it asked', async () => {
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      await app.inject({ url: '/plants/7', headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+      const [span] = exporter.getFinishedSpans();
+      expect(span.spanContext().traceId).toBe(traceId);
+      expect(activeInHandler).toEqual([span.spanContext().spanId]);
     });
 
     it('should make no span for a caller that did not sample either', async () => {

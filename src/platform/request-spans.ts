@@ -1,17 +1,22 @@
 import {
   Context,
   context,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   Span,
+  SpanContext,
   SpanKind,
   SpanStatusCode,
   trace,
   Tracer,
 } from '@opentelemetry/api';
 import { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { performance } from 'node:perf_hooks';
+import { CallerPending } from './caller-pending';
 import { routeTemplateOf } from './route-template';
 import { SamplingFirst } from './sampling-first';
+import { onCallerTrusted } from './trace-context';
 
 const CONTEXT = Symbol('plant-store.trace-context');
 
@@ -27,27 +32,51 @@ const UNTRACED = /^\/(health|metrics)(\/|$)/;
  * replaces the http instrumentation, `@fastify/otel` and the Nest instrumentation, which wrapped
  * every request, sampled or not, and made a span per hook).
  *
- * `onRequest`, the first hook of all (this is added as the instance is made): the caller's
- * `traceparent` is taken with the global propagator and the sampler decides at once, before any span
- * is made (`sampling`, the tracer's own sampler and id generator). An unsampled request stops there:
- * no span, no attribute, no context bound, no child span anywhere (the children look for a sampled
- * parent), no listener. A sampled one gets its attributes, its context bound for the rest
+ * `onRequest`, the first hook of all (this is added as the instance is made). A request without a
+ * caller's trace context (no valid `traceparent`) is a root: the sampler decides at once, before any
+ * span is made (`sampling`, the tracer's own sampler and id generator). An unsampled request stops
+ * there: no span, no attribute, no context bound, no child span anywhere (the children look for a
+ * sampled parent), no listener. A sampled one gets its attributes, its context bound for the rest
  * of the request (the hooks that follow, and the route's handler, which Nest's whole pipeline runs
  * in), and is ended when its response closes: with the status, whether sent or cut short.
+ *
+ * A caller's trace context is trusted only once its credential has passed: a stranger must neither
+ * add its spans to a trace of its choosing nor have them sampled by asking. So a request with one is
+ * decided later (`CallerPending`): continued when `BearerAuthGuard` trusts it, otherwise a new root
+ * by the service's own ratio once it has been answered.
  */
 export function traceRequests(fastify: FastifyInstance, tracer: Tracer, sampling: SamplingFirst): void {
   fastify.decorateRequest(CONTEXT, null);
+  onCallerTrusted((request) => {
+    const active = (request as Partial<Traced>)[CONTEXT];
+    if (active instanceof CallerPending) active.trust();
+  });
 
   fastify.addHook('onRequest', (request, reply, done) => {
     const route = routeTemplateOf(request);
     if (route !== undefined && UNTRACED.test(route)) return done();
-    const parent =
-      request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers);
     const name = route === undefined ? request.method : `${request.method} ${route}`;
-    const span = sampling.startSpan(tracer, name, SpanKind.SERVER, parent);
-    if (span === undefined) return done();
-    recordRequest(request, reply, span, route);
-    const active = trace.setSpan(parent, span);
+    const caller = request.headers.traceparent === undefined ? undefined : callerOf(request);
+    let active: Context;
+    if (caller === undefined) {
+      const span = sampling.startSpan(tracer, name, SpanKind.SERVER, ROOT_CONTEXT);
+      if (span === undefined) return done();
+      describeRequest(request, span, route);
+      reply.raw.once('close', () => endRequest(reply, span));
+      active = trace.setSpan(ROOT_CONTEXT, span);
+    } else {
+      const pending = new CallerPending(caller, (parent, startTime) => {
+        const span = sampling.startSpan(tracer, name, SpanKind.SERVER, parent, startTime);
+        if (span !== undefined) describeRequest(request, span, route);
+        return span;
+      });
+      reply.raw.once('close', () => {
+        const span = pending.close();
+        // Its start was given, so its end is too (the SDK would otherwise take Date.now(), in ms).
+        if (span !== undefined) endRequest(reply, span, performance.now());
+      });
+      active = pending;
+    }
     (request as FastifyRequest & Traced)[CONTEXT] = active;
     context.with(active, done);
   });
@@ -66,8 +95,18 @@ export function traceRequests(fastify: FastifyInstance, tracer: Tracer, sampling
   });
 }
 
-/** The attributes of a sampled request's span, and its end when the response closes. */
-function recordRequest(request: FastifyRequest, reply: FastifyReply, span: Span, route: string | undefined): void {
+/**
+ * The caller's span context from its `traceparent`, with nothing else: its `tracestate` is left
+ * behind, so that it never reaches anyone the service sends a request to; undefined when not valid.
+ */
+function callerOf(request: FastifyRequest): SpanContext | undefined {
+  const sent = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, request.headers));
+  if (sent === undefined || !isSpanContextValid(sent)) return undefined;
+  return { traceId: sent.traceId, spanId: sent.spanId, traceFlags: sent.traceFlags, isRemote: true };
+}
+
+/** The attributes of a sampled request's span. */
+function describeRequest(request: FastifyRequest, span: Span, route: string | undefined): void {
   const query = request.url.indexOf('?');
   span.setAttributes({
     'http.request.method': request.method,
@@ -76,17 +115,19 @@ function recordRequest(request: FastifyRequest, reply: FastifyReply, span: Span,
     'client.address': request.ip,
     ...(route === undefined ? {} : { 'http.route': route }),
   });
-  reply.raw.once('close', () => {
-    const status = reply.raw.statusCode;
-    span.setAttribute('http.response.status_code', status);
-    if (!reply.raw.writableEnded) {
-      // The connection closed before the response was sent.
-      span.setAttribute('error.type', 'aborted');
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    } else if (status >= 500) {
-      span.setAttribute('error.type', String(status));
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    span.end();
-  });
+}
+
+/** Ends a sampled request's span, its response closed: with the status, whether sent or cut short. */
+function endRequest(reply: FastifyReply, span: Span, endTime?: number): void {
+  const status = reply.raw.statusCode;
+  span.setAttribute('http.response.status_code', status);
+  if (!reply.raw.writableEnded) {
+    // The connection closed before the response was sent.
+    span.setAttribute('error.type', 'aborted');
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  } else if (status >= 500) {
+    span.setAttribute('error.type', String(status));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end(endTime);
 }

@@ -1,4 +1,4 @@
-import { Context, isSpanContextValid, Span, SpanKind, trace, Tracer } from '@opentelemetry/api';
+import { Context, isSpanContextValid, Span, SpanKind, TimeInput, trace, Tracer } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
 import { IdGenerator, RandomIdGenerator, Sampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
 
@@ -23,9 +23,10 @@ export class SamplingFirst implements IdGenerator {
 
   /**
    * A recording span named `name` of `kind`, child of `parent`'s span (or a root), from `tracer` (one
-   * of the provider this is the id generator of); undefined, with nothing made, when it is not sampled.
+   * of the provider this is the id generator of), started at `startTime` (now by default); undefined,
+   * with nothing made, when it is not sampled.
    */
-  startSpan(tracer: Tracer, name: string, kind: SpanKind, parent: Context): Span | undefined {
+  startSpan(tracer: Tracer, name: string, kind: SpanKind, parent: Context, startTime?: TimeInput): Span | undefined {
     if (isTracingSuppressed(parent)) return undefined;
     const parentSpan = trace.getSpanContext(parent);
     const root = parentSpan === undefined || !isSpanContextValid(parentSpan);
@@ -34,7 +35,7 @@ export class SamplingFirst implements IdGenerator {
     if (decision === SamplingDecision.NOT_RECORD) return undefined;
     this.decided = root ? traceId : undefined;
     try {
-      const span = tracer.startSpan(name, { kind }, parent);
+      const span = tracer.startSpan(name, { kind, startTime }, parent);
       return span.isRecording() ? span : undefined;
     } finally {
       // Taken by the SDK's startSpan, or never asked for: never left for another span.

@@ -14,8 +14,8 @@ import {
 /**
  * Trace context across the group commit and the outbox. With tracing off, the API is a no-op: no
  * span is active, so nothing is remembered and every span below is a non-recording one. With it on,
- * only a sampled request binds its context (`request-spans.ts`): an unsampled one leaves no context
- * behind, so nothing here does any work for it either.
+ * only a sampled request has a span in its context (`request-spans.ts`): an unsampled one (or a
+ * caller not trusted yet) has none, so nothing here does any work for it either.
  */
 const remembered = new WeakMap<object, Context>();
 
@@ -48,6 +48,23 @@ export function tracingOn(): boolean {
 }
 export const tracer = trace.getTracer('plant-store');
 
+/** What `callerTrusted` does: set by `request-spans.ts` when tracing starts, so nothing with tracing off. */
+let trusting: ((request: object) => void) | undefined;
+
+/** Sets what `callerTrusted` does (`request-spans.ts`). */
+export function onCallerTrusted(trust: (request: object) => void): void {
+  trusting = trust;
+}
+
+/**
+ * Said by `BearerAuthGuard` once `request`'s credential has passed, the admin permission included:
+ * from then on the request may continue the trace its caller sent (`request-spans.ts`). Until then
+ * the caller is a stranger, whose trace context is not trusted.
+ */
+export function callerTrusted(request: object): void {
+  if (trusting !== undefined) trusting(request);
+}
+
 /** Remembers the caller's context for `work` (a plant on its way into a group commit), when a span is active. */
 export function rememberContext(work: object): void {
   if (TRACING && trace.getActiveSpan() !== undefined) remembered.set(work, context.active());
@@ -58,20 +75,28 @@ export function contextOf(work: object): Context | undefined {
   return remembered.get(work);
 }
 
-/** The W3C trace context (`traceparent`, `tracestate`) of `work`'s caller as JSON, for the outbox; undefined without one. */
+/**
+ * The `traceparent` of `work`'s span (the service's own) as JSON (`{"traceparent": …}`), for the
+ * outbox; undefined without one. Only that: no `tracestate` nor baggage, which a caller could have
+ * written, ever reaches a webhook receiver.
+ */
 export function traceCarrierOf(work: object): string | undefined {
   const remembered = contextOf(work);
   if (remembered === undefined) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(remembered, carrier);
-  return carrier.traceparent === undefined ? undefined : JSON.stringify(carrier);
+  return carrier.traceparent === undefined ? undefined : JSON.stringify({ traceparent: carrier.traceparent });
 }
 
-/** The context a stored carrier describes (the root context when there is none). */
+/**
+ * The context a stored carrier describes (the root context when there is none): its `traceparent`
+ * alone, so a row written before the outbox kept only that brings no `tracestate` nor baggage along.
+ */
 export function contextFromCarrier(carrier: string | undefined | null): Context {
   if (carrier === undefined || carrier === null) return ROOT_CONTEXT;
   try {
-    return propagation.extract(ROOT_CONTEXT, JSON.parse(carrier) as Record<string, string>);
+    const { traceparent } = JSON.parse(carrier) as { traceparent?: unknown };
+    return typeof traceparent === 'string' ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
   } catch {
     return ROOT_CONTEXT;
   }

@@ -53,12 +53,15 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     const created = await request(`${service.url}/plants`, {
       body: '{"id":9007199254740993,"name":"Traced"}',
       auth: `Bearer ${TOKEN}`,
-      headers: { traceparent: `00-${traceId}-${callerSpan}-01` },
+      // The caller's vendor data, which is not the service's to pass on.
+      headers: { traceparent: `00-${traceId}-${callerSpan}-01`, tracestate: 'evil=injected-by-client', baggage: 'k=v' },
     });
     expect(created.status).toBe(200);
     await receiver.waitFor(() => receiver.accepted().length === 1);
-    // The receiver's request carries a traceparent of the caller's trace.
+    // The receiver's request carries a traceparent of the caller's trace, and nothing of the caller's.
     expect(receiver.received[0].traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(receiver.received[0].tracestate).toBeUndefined();
+    expect(receiver.received[0].baggage).toBeUndefined();
     // Logs carry the trace while a span is active.
     expect(service.logs().some((line) => line.trace_id === traceId && typeof line.span_id === 'string')).toBe(true);
 
@@ -79,6 +82,9 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     const delivery = inTrace.find((span) => span.name === 'webhook deliver');
     expect(delivery).toMatchObject({ attributes: { 'messaging.message.id': receiver.received[0].webhookId } });
     expect(inTrace.some((span) => span.kind === 3 && span.parentSpanId === delivery!.spanId)).toBe(true);
+    // The receiver's traceparent names that request's span: the service's own.
+    const sentBy = inTrace.find((span) => span.spanId === receiver.received[0].traceparent!.split('-')[2]);
+    expect(sentBy).toMatchObject({ kind: 3, parentSpanId: delivery!.spanId });
     expect(names.length).toBeGreaterThan(3);
   });
 

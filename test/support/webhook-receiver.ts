@@ -31,6 +31,9 @@ export interface ReceivedDelivery {
   receivedAt: number;
   /** The `traceparent` header, when the sender traces. */
   traceparent?: string;
+  /** The `tracestate` and `baggage` headers, which the sender should never send. */
+  tracestate?: string;
+  baggage?: string;
   /** The status it was answered with; undefined while (or if forever) it hangs. */
   answered?: number;
 }
@@ -152,6 +155,8 @@ export class WebhookReceiver {
       contentType: header('content-type'),
       userAgent: header('user-agent'),
       traceparent: header('traceparent'),
+      tracestate: header('tracestate'),
+      baggage: header('baggage'),
       body,
       verifiedBy,
       attempt: this.received.filter((earlier) => earlier.webhookId === webhookId).length + 1,

@@ -11,7 +11,7 @@ export interface NewMessage {
   readonly eventType: string;
   /** The exact body to send (and sign). */
   readonly payload: string;
-  /** The W3C trace context of the request that committed it (JSON of `traceparent`/`tracestate`), when traced. */
+  /** The `traceparent` of the request that committed it (JSON: `{"traceparent": …}`), when traced. */
   readonly traceContext?: string;
 }
 
