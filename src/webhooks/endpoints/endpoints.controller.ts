@@ -81,7 +81,7 @@ export class EndpointsController {
     ...COMMON,
     ...BODY_ERRORS,
     400: [
-      'A field is not valid, or the url points to a blocked address (a private or special-purpose one unless WEBHOOK_ALLOWED_NETWORKS opens it).',
+      'A field is not valid, the url points to a blocked address (a private or special-purpose one, or one in WEBHOOK_BLOCKED_NETWORKS, unless WEBHOOK_ALLOWED_NETWORKS opens it), or it is plain http in production (only https, or http to an IP address inside WEBHOOK_ALLOWED_NETWORKS).',
       'url must be an absolute http(s) URL',
     ],
     409: [
@@ -146,7 +146,7 @@ export class EndpointsController {
     ...COMMON,
     ...BODY_ERRORS,
     400: [
-      'A field is not valid, or the url points to a blocked address (a private or special-purpose one unless WEBHOOK_ALLOWED_NETWORKS opens it).',
+      'A field is not valid, the url points to a blocked address (a private or special-purpose one, or one in WEBHOOK_BLOCKED_NETWORKS, unless WEBHOOK_ALLOWED_NETWORKS opens it), or it is plain http in production (only https, or http to an IP address inside WEBHOOK_ALLOWED_NETWORKS).',
       'disabled must be true or false',
     ],
     404: NO_ENDPOINT,

@@ -13,6 +13,7 @@ import { endpointUrlProblem, isSecret, MAX_URL_LENGTH } from '../../config/webho
 import { withoutStack } from '../../common/errors/without-stack';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
+import { plainHttpProblem } from '../../common/networks/plain-http';
 import { DeliveryPageQuery, DeliveryView } from '../persistence/deliveries';
 import { DeliveryLog } from '../persistence/delivery-log';
 import { SecretsKeyError } from '../persistence/secrets-cipher';
@@ -177,7 +178,10 @@ export class EndpointsService implements OnModuleInit {
 
   /** The URL as stored (normalised), or a 400 naming what is wrong with it. */
   private async checkedUrl(value: string): Promise<string> {
-    const problem = endpointUrlProblem(value) ?? (await this.blocked.problemWith(value));
+    const problem =
+      endpointUrlProblem(value) ??
+      plainHttpProblem(value, this.config.httpsOnly, this.blocked) ??
+      (await this.blocked.problemWith(value));
     if (problem !== undefined) {
       throw withoutStack(() => new BadRequestException(problem.startsWith('url ') ? problem : `url ${problem}`));
     }
