@@ -134,8 +134,12 @@ export class EndpointsService implements OnModuleInit {
 
   async secret(id: string): Promise<string> {
     await this.withOwnSecret(id);
-    const secrets = (await this.endpoints.secrets(id)) ?? notFound(id);
-    return secrets[0].secret;
+    try {
+      const secrets = (await this.endpoints.secrets(id)) ?? notFound(id);
+      return secrets[0].secret;
+    } catch (error) {
+      throw unopened(id, error);
+    }
   }
 
   async rotate(id: string, given?: string): Promise<string> {
@@ -148,7 +152,11 @@ export class EndpointsService implements OnModuleInit {
     const next = given ?? newSecret();
     const now = Date.now();
     const change = (secrets: readonly SigningSecret[]) => rotated(secrets, next, now, this.config.secretOverlapMs);
-    if (!(await this.endpoints.updateSecrets(id, change))) notFound(id);
+    try {
+      if (!(await this.endpoints.updateSecrets(id, change))) notFound(id);
+    } catch (error) {
+      throw unopened(id, error);
+    }
     return next;
   }
 
@@ -228,6 +236,14 @@ function notFound(id: string): never {
 
 function deliveryNotFound(id: string, webhookId: string): never {
   throw withoutStack(() => new NotFoundException(`No delivery ${webhookId} for webhook endpoint ${id}`));
+}
+
+/** 409 for a stored secret that does not open (its key is missing, or the row was altered or copied); other errors as they are. */
+function unopened(id: string, error: unknown): unknown {
+  if (!(error instanceof SecretsKeyError)) return error;
+  return withoutStack(
+    () => new ConflictException(`The stored secret of endpoint ${id} cannot be used: ${error.message}`),
+  );
 }
 
 function urlTaken(error: unknown): unknown {
