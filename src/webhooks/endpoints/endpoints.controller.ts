@@ -51,7 +51,8 @@ const COMMON_READ = { ...COMMON, 503: READ_UNAVAILABLE };
 const NO_ENDPOINT = ['No endpoint has this id.', 'No webhook endpoint with id ep_019ab3c4d5e6'] as [string, string];
 const CONFIG_OWNED = 'The endpoint is declared in WEBHOOK_URLS (source "config"): change the configuration instead.';
 const CONFIG_SECRET = [
-  'The endpoint is declared in WEBHOOK_URLS (source "config"): its secret is the operator\'s WEBHOOK_SECRET, never served or rotated here.',
+  'The endpoint is declared in WEBHOOK_URLS (source "config"): its secret is the operator\'s WEBHOOK_SECRET, never served or rotated here. ' +
+    "Or its stored secret cannot be used: its key is not in WEBHOOK_SECRETS_KEY, or (served only) the row was altered or copied from another endpoint's, which a rotation replaces.",
   "Endpoint ep_019ab3c4d5e6 is declared in WEBHOOK_URLS: its secret is the operator's WEBHOOK_SECRET and is not served",
 ] as [string, string];
 const BODY_ERRORS = {
