@@ -15,6 +15,7 @@ import { isSealed, SecretsCipher, SecretsKeyError } from '../src/webhooks/persis
 import { CONFIGURED_SECRETS, SecretsColumn } from '../src/webhooks/persistence/secrets-column';
 import { SqlEndpointsStore } from '../src/webhooks/persistence/sql-endpoints.store';
 import { WEBHOOK_MIGRATIONS } from '../src/webhooks/webhooks.migrations';
+import { sealInFirstForm } from './support/first-form-seal';
 import { createTestSchema, describeOnEachStore, TestSchema } from './support/postgres';
 
 const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];
@@ -393,6 +394,55 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
       await expect(store.secrets(old.id)).resolves.toEqual([{ secret: old.secret }]);
       // Not a change anyone made.
       await expect(store.get(clear.id)).resolves.toEqual(before);
+    });
+
+    it('should bind rows of the first form to their endpoint, once: a value copied to another row then does not open there', async () => {
+      const a = newEndpoint('http://127.0.0.1:1/a');
+      const b = newEndpoint('http://127.0.0.1:1/b');
+      await store.create(a, 100);
+      await store.create(b, 100);
+      // As the build before left them: sealed under the same key, bound to nothing.
+      const firstForm = (secret: string) => sealInFirstForm(KEY, JSON.stringify([{ secret }]));
+      await setRaw(a.id, { secrets: firstForm(a.secret) });
+      await setRaw(b.id, { secrets: firstForm(b.secret) });
+      await expect(store.secrets(a.id)).rejects.toThrow(SecretsKeyError);
+
+      await expect(store.reseal()).resolves.toBe(2);
+      await expect(store.reseal()).resolves.toBe(0);
+      expect(await rawSecrets(a.id)).toMatch(/^enc:v1:v2:[0-9a-f]{8}:/);
+      await expect(store.secrets(a.id)).resolves.toEqual([{ secret: a.secret }]);
+      await expect(store.secrets(b.id)).resolves.toEqual([{ secret: b.secret }]);
+
+      // A's sealed value copied into B's row: it does not open there, and start-up leaves it (B is held back).
+      await setRaw(b.id, { secrets: await rawSecrets(a.id) });
+      await expect(store.secrets(b.id)).rejects.toThrow(
+        'a secret does not decrypt with its key for this endpoint: it was altered, or copied from another endpoint',
+      );
+      await expect(store.reseal()).resolves.toBe(0);
+      // Under a new first key too: A moves under it, B's copy stays as it is.
+      const rotated = storeOn(database, columnWith([OTHER_KEY, KEY]));
+      await expect(rotated.reseal()).resolves.toBe(1);
+      await expect(rotated.secrets(a.id)).resolves.toEqual([{ secret: a.secret }]);
+      await expect(rotated.secrets(b.id)).rejects.toThrow(SecretsKeyError);
+
+      // A rotation replaces what does not open.
+      const next = newSecret();
+      await expect(store.updateSecrets(b.id, (secrets) => [{ secret: next }, ...secrets])).resolves.toBe(true);
+      await expect(store.secrets(b.id)).resolves.toEqual([{ secret: next }]);
+    });
+
+    it('should reseal each row exactly once when instances start together', async () => {
+      const made = Array.from({ length: 6 }, (_, i) => newEndpoint(`http://127.0.0.1:1/${i}`));
+      for (const endpoint of made) {
+        await store.create(endpoint, 100);
+        await setRaw(endpoint.id, { secrets: sealInFirstForm(KEY, JSON.stringify([{ secret: endpoint.secret }])) });
+      }
+      const instances = [store, storeOn(await open()), storeOn(await open())];
+      const counts = await Promise.all(instances.map((each) => each.reseal()));
+      expect(counts.reduce((sum, count) => sum + count, 0)).toBe(made.length);
+      for (const endpoint of made) {
+        await expect(store.secrets(endpoint.id)).resolves.toEqual([{ secret: endpoint.secret }]);
+      }
     });
 
     it('should reject with a SecretsKeyError naming the endpoint when no key opens its secrets', async () => {

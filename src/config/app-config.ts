@@ -52,12 +52,14 @@ export abstract class WebhookConfig {
   /** An endpoint with no success for this long, while its attempts fail, is disabled. */
   abstract readonly disableAfterMs: number;
   /**
-   * What no endpoint may reach: every special-purpose range (the default), or the CIDR ranges of
-   * WEBHOOK_BLOCKED_NETWORKS (`address/prefix`), which replace it.
+   * CIDR ranges (`address/prefix`) no endpoint may reach besides the special-purpose ranges, which
+   * are always blocked (WEBHOOK_BLOCKED_NETWORKS adds, never removes).
    */
-  abstract readonly blockedNetworks: 'special-purpose' | readonly string[];
-  /** CIDR ranges opened inside `blockedNetworks` (WEBHOOK_ALLOWED_NETWORKS), e.g. an internal receiver's. */
+  abstract readonly blockedNetworks: readonly string[];
+  /** CIDR ranges opened inside the blocked ones (WEBHOOK_ALLOWED_NETWORKS), e.g. an internal receiver's: the only way to open one. */
   abstract readonly allowedNetworks: readonly string[];
+  /** Production: endpoint URLs must be https, except plain http to an IP address inside `allowedNetworks`. */
+  abstract readonly httpsOnly: boolean;
   /** Most `api` endpoints, disabled ones included (WEBHOOK_MAX_ENDPOINTS). */
   abstract readonly maxEndpoints: number;
   /** The key(s) that encrypt endpoint secrets at rest (WEBHOOK_SECRETS_KEY). */

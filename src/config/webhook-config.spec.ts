@@ -28,8 +28,9 @@ describe('webhook configuration', () => {
       pollIntervalMs: 1000,
       secretOverlapMs: 24 * 3_600_000,
       disableAfterMs: 5 * 86_400_000,
-      blockedNetworks: 'special-purpose',
+      blockedNetworks: [],
       allowedNetworks: [],
+      httpsOnly: false,
       maxEndpoints: 100,
       secretsKey: { kind: 'data-dir', dataDir: resolve('./data') },
     });
@@ -65,6 +66,7 @@ describe('webhook configuration', () => {
       disableAfterMs: 2000,
       blockedNetworks: ['10.0.0.0/8', '::1/128'],
       allowedNetworks: ['10.20.0.0/16', 'fd00:20::/48'],
+      httpsOnly: false,
       maxEndpoints: 7,
       secretsKey: { kind: 'keys', keys: [KEY, OLD_KEY] },
     });
@@ -173,7 +175,7 @@ describe('webhook configuration', () => {
     ],
     [
       { WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/33' },
-      'WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 169.254.0.0/16,fe80::/10',
+      'WEBHOOK_BLOCKED_NETWORKS must be comma-separated CIDR ranges such as 192.0.2.0/24,2001:db8::/32',
     ],
     [
       { WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0' },
@@ -247,18 +249,67 @@ describe('webhook configuration', () => {
       );
     });
 
-    it('should judge by WEBHOOK_BLOCKED_NETWORKS when it replaces the default list', () => {
-      const env = { ...base, WEBHOOK_URLS: 'http://127.0.0.1:9000/a', WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/8' };
-      expect(loadConfig(env).webhooks.configured.urls).toEqual(['http://127.0.0.1:9000/a']);
-      expect(() => loadConfig({ ...env, WEBHOOK_URLS: 'http://10.0.0.1/a' })).toThrow(
+    it('should block WEBHOOK_BLOCKED_NETWORKS besides the special-purpose ranges, which it never reopens', () => {
+      const env = { ...base, WEBHOOK_BLOCKED_NETWORKS: '10.0.0.0/8,8.8.8.0/24' };
+      for (const url of ['http://127.0.0.1:9000/a', 'http://169.254.169.254/latest', 'http://10.0.0.1/a']) {
+        expect(() => loadConfig({ ...env, WEBHOOK_URLS: url })).toThrow(
+          refused('a private or special-purpose address'),
+        );
+      }
+      expect(() => loadConfig({ ...env, WEBHOOK_URLS: 'http://8.8.8.8/a' })).toThrow(
         refused('an address in WEBHOOK_BLOCKED_NETWORKS'),
       );
+      expect(loadConfig({ ...env, WEBHOOK_URLS: 'http://8.8.4.4/a' }).webhooks.configured.urls).toEqual([
+        'http://8.8.4.4/a',
+      ]);
+      // Only WEBHOOK_ALLOWED_NETWORKS opens a range, special-purpose or added.
+      const opened = { ...env, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,8.8.8.8/32' };
+      expect(
+        loadConfig({ ...opened, WEBHOOK_URLS: 'http://127.0.0.1:9000/a,http://8.8.8.8/b' }).webhooks.configured.urls,
+      ).toEqual(['http://127.0.0.1:9000/a', 'http://8.8.8.8/b']);
     });
 
     it('should leave a name to be checked when it is saved and when a send connects', () => {
       expect(loadConfig({ ...base, WEBHOOK_URLS: 'http://localhost:9000/a' }).webhooks.configured.urls).toEqual([
         'http://localhost:9000/a',
       ]);
+    });
+  });
+
+  describe('plain http in production', () => {
+    const production = { ...base, AUTH_TOKENS: 'a'.repeat(32), NODE_ENV: 'production' };
+    const refused = new ConfigError(
+      'Invalid configuration: each of WEBHOOK_URLS must be https when NODE_ENV=production ' +
+        '(plain http only to an IP address inside WEBHOOK_ALLOWED_NETWORKS)',
+    );
+
+    it.each([
+      ['http://hooks.example/plants?token=hunter2', ''],
+      ['http://8.8.8.8/plants', ''],
+      ['http://10.21.0.7/plants', '10.20.0.0/16'],
+      ['http://localhost:9000/plants', '127.0.0.0/8'],
+    ])('should stop start-up for %s (allowed: %j) with one line naming WEBHOOK_URLS and the rule', (url, allowed) => {
+      const env = { ...production, WEBHOOK_URLS: `https://hooks.example/ok,${url}`, WEBHOOK_ALLOWED_NETWORKS: allowed };
+      expect(() => loadConfig(env)).toThrow(refused);
+    });
+
+    it('should start with https, or http to an IP address inside WEBHOOK_ALLOWED_NETWORKS, and say so to the sender', () => {
+      const config = loadConfig({
+        ...production,
+        WEBHOOK_URLS: 'https://hooks.example/a,http://10.20.0.7:9000/b,http://[fd00:20::7]/c',
+        WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16,fd00:20::/48',
+      }).webhooks;
+      expect(config.configured.urls).toEqual([
+        'https://hooks.example/a',
+        'http://10.20.0.7:9000/b',
+        'http://[fd00:20::7]/c',
+      ]);
+      expect(config.httpsOnly).toBe(true);
+    });
+
+    it('should allow plain http outside production', () => {
+      const config = loadConfig({ ...base, WEBHOOK_URLS: 'http://hooks.example/plants' }).webhooks;
+      expect([config.configured.urls, config.httpsOnly]).toEqual([['http://hooks.example/plants'], false]);
     });
   });
 

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { BlockedNetworks, SPECIAL_PURPOSE } from '../common/networks/blocked-networks';
+import { BlockedNetworks } from '../common/networks/blocked-networks';
+import { plainHttpProblem } from '../common/networks/plain-http';
 import { DatabaseConfig, SecretsKeyConfig, WebhookConfig } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
@@ -41,17 +42,21 @@ export function webhookConfig(vars: EnvironmentVariables, context: WebhookConfig
       'Invalid configuration: WEBHOOK_SECRET must be whsec_ followed by the base64 of 24 to 64 bytes (comma-separated for several)',
     );
   }
-  // Unset: every special-purpose range (see BlockedNetworks).
-  const blockedNetworks =
-    vars.WEBHOOK_BLOCKED_NETWORKS === undefined
-      ? SPECIAL_PURPOSE
-      : cidrs('WEBHOOK_BLOCKED_NETWORKS', vars.WEBHOOK_BLOCKED_NETWORKS, '169.254.0.0/16,fe80::/10');
+  // Added to the special-purpose ranges, which are always blocked (see BlockedNetworks).
+  const blockedNetworks = cidrs(
+    'WEBHOOK_BLOCKED_NETWORKS',
+    vars.WEBHOOK_BLOCKED_NETWORKS,
+    '192.0.2.0/24,2001:db8::/32',
+  );
   const allowedNetworks = cidrs('WEBHOOK_ALLOWED_NETWORKS', vars.WEBHOOK_ALLOWED_NETWORKS, '10.20.0.0/16,fd00:20::/48');
   // A name is checked when it is saved and when a send connects; a literal address can be checked now.
   const blocked = new BlockedNetworks(blockedNetworks, allowedNetworks);
-  if (urls.some((url) => blocked.blocks(new URL(url).hostname))) {
+  const plainHttp = urls.map((url) => plainHttpProblem(url, context.production, blocked)).find(Boolean);
+  if (plainHttp !== undefined) throw new ConfigError(`Invalid configuration: each of WEBHOOK_URLS ${plainHttp}`);
+  const what = urls.map((url) => blocked.blockedAs(new URL(url).hostname)).find(Boolean);
+  if (what !== undefined) {
     throw new ConfigError(
-      `Invalid configuration: each of WEBHOOK_URLS must not point to ${blocked.what}; ` +
+      `Invalid configuration: each of WEBHOOK_URLS must not point to ${what}; ` +
         'open its range with WEBHOOK_ALLOWED_NETWORKS (CIDR ranges, comma-separated)',
     );
   }
@@ -67,6 +72,7 @@ export function webhookConfig(vars: EnvironmentVariables, context: WebhookConfig
     disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', vars.WEBHOOK_DISABLE_AFTER ?? DEFAULT_DISABLE_AFTER),
     blockedNetworks,
     allowedNetworks,
+    httpsOnly: context.production,
     maxEndpoints: vars.WEBHOOK_MAX_ENDPOINTS ?? DEFAULT_MAX_ENDPOINTS,
     secretsKey: secretsKeyConfig(vars.WEBHOOK_SECRETS_KEY, context),
   };

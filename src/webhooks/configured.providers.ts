@@ -10,7 +10,7 @@ import { SecretsColumn } from './persistence/secrets-column';
  * with whatever values they need.
  */
 
-/** WEBHOOK_BLOCKED_NETWORKS (or every special-purpose range) with WEBHOOK_ALLOWED_NETWORKS opened inside. */
+/** Every special-purpose range and WEBHOOK_BLOCKED_NETWORKS', with WEBHOOK_ALLOWED_NETWORKS opened inside. */
 @Injectable()
 export class ConfiguredBlockedNetworks extends BlockedNetworks {
   constructor(config: WebhookConfig) {

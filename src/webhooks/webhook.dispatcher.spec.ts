@@ -17,6 +17,7 @@ const CONFIG: WebhookConfig = {
   secretOverlapMs: 1000,
   disableAfterMs: 1000,
   blockedNetworks: [],
+  httpsOnly: false,
   allowedNetworks: [],
   maxEndpoints: 100,
   secretsKey: { kind: 'none' },

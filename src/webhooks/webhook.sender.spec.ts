@@ -8,6 +8,8 @@ import { ClaimedDelivery } from './persistence/deliveries';
 import { MAX_ANSWER_BODY_BYTES, MAX_ANSWER_HEADER_BYTES, WebhookSender } from './webhook.sender';
 
 const TIMEOUT_MS = 1000;
+// The receivers listen on loopback, a special-purpose range: opened, as an operator would.
+const LOOPBACK_OPEN = new BlockedNetworks([], ['127.0.0.0/8', '::1/128']);
 // Waits for what the receiver observes: generous, since the machine may be loaded. Never a threshold.
 const OBSERVED_WITHIN_MS = 15000;
 // Far more than a bounded read plus every buffer between the two ends (the kernel's on loopback
@@ -98,7 +100,7 @@ describe('WebhookSender (real receivers on 127.0.0.1)', () => {
   const running = new AbortController();
 
   beforeEach(() => {
-    sender = new WebhookSender({ timeoutMs: TIMEOUT_MS } as WebhookConfig, new BlockedNetworks([]));
+    sender = new WebhookSender({ timeoutMs: TIMEOUT_MS } as WebhookConfig, LOOPBACK_OPEN);
   });
   afterEach(async () => {
     await sender.close();
@@ -198,7 +200,7 @@ describe('WebhookSender (real receivers on 127.0.0.1)', () => {
       // Shutdown comes once the headers are answered; the body never ends.
       setImmediate(() => shutdown.abort());
     });
-    const slow = new WebhookSender({ timeoutMs: 60_000 } as WebhookConfig, new BlockedNetworks([]));
+    const slow = new WebhookSender({ timeoutMs: 60_000 } as WebhookConfig, LOOPBACK_OPEN);
     try {
       const attempt = await slow.send(delivery(url), shutdown.signal);
 
@@ -218,5 +220,40 @@ describe('WebhookSender (real receivers on 127.0.0.1)', () => {
     const attempt = await sender.send(delivery(closed.href), running.signal);
 
     expect(attempt).toMatchObject({ outcome: 'network', detail: 'ECONNREFUSED' });
+  });
+
+  describe('in production (https only)', () => {
+    it('should fail a plain http send without connecting, naming the rule, unless its address is allowed', async () => {
+      let requests = 0;
+      const url = await start((_request, response) => {
+        requests++;
+        response.end();
+      });
+      const localhost = url.replace('127.0.0.1', 'localhost');
+      const production = new WebhookSender({ timeoutMs: TIMEOUT_MS, httpsOnly: true } as WebhookConfig, LOOPBACK_OPEN);
+      const closed = new WebhookSender(
+        { timeoutMs: TIMEOUT_MS, httpsOnly: true } as WebhookConfig,
+        new BlockedNetworks([], ['::1/128']),
+      );
+      try {
+        const rule =
+          'url must be https when NODE_ENV=production (plain http only to an IP address inside WEBHOOK_ALLOWED_NETWORKS); not connecting';
+        // A name is never enough, even one that resolves into an allowed range.
+        await expect(production.send(delivery(localhost), running.signal)).resolves.toMatchObject({
+          outcome: 'blocked',
+          detail: rule,
+        });
+        await expect(closed.send(delivery(url), running.signal)).resolves.toMatchObject({
+          outcome: 'blocked',
+          detail: rule,
+        });
+        expect(requests).toBe(0);
+        await expect(production.send(delivery(url), running.signal)).resolves.toMatchObject({ outcome: '2xx' });
+        expect(requests).toBe(1);
+      } finally {
+        await production.close();
+        await closed.close();
+      }
+    });
   });
 });

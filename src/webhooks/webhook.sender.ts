@@ -5,6 +5,7 @@ import { API_VERSION } from '../common/api-version';
 import { WebhookConfig } from '../config/app-config';
 import { withoutUrl } from '../logging/host-of';
 import { BlockedAddressError, BlockedNetworks } from '../common/networks/blocked-networks';
+import { plainHttpProblem } from '../common/networks/plain-http';
 import { signingSecrets } from './endpoints/endpoint';
 import { ClaimedDelivery } from './persistence/deliveries';
 import { retryAfterMs } from './retry-after';
@@ -49,12 +50,14 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
  * read to its end (the connection goes back to the pool) or its connection is destroyed (a body too
  * large, or still coming at the deadline), so a receiver that trickles its answer never holds a
  * socket past the attempt, nor after the dispatcher has freed the endpoint's slot. Connections go
- * through an agent whose name lookup refuses the blocked networks.
+ * through an agent whose name lookup refuses the blocked networks; in production a plain http url
+ * fails before connecting, unless it names an address inside WEBHOOK_ALLOWED_NETWORKS.
  */
 @Injectable()
 export class WebhookSender {
   private readonly agent: Agent;
   private readonly timeoutMs: number;
+  private readonly httpsOnly: boolean;
 
   constructor(
     config: WebhookConfig,
@@ -62,6 +65,7 @@ export class WebhookSender {
   ) {
     const { timeoutMs } = config;
     this.timeoutMs = timeoutMs;
+    this.httpsOnly = config.httpsOnly === true;
     this.agent = new Agent({
       connect: { lookup: blocked.lookup, timeout: timeoutMs },
       // Never longer than the attempt (undici's defaults are 300 s, and the body's measures the gap
@@ -87,7 +91,9 @@ export class WebhookSender {
       durationMs: Math.round(performance.now() - started),
     });
     if (shutdown.aborted) return ended('aborted', 'shutting down');
-    // A literal address is never looked up: checked here instead.
+    // Plain http in production, and a literal address (never looked up), are checked here, before connecting.
+    const plainHttp = plainHttpProblem(delivery.url, this.httpsOnly, this.blocked);
+    if (plainHttp !== undefined) return ended('blocked', `url ${plainHttp}; not connecting`);
     const host = new URL(delivery.url).hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) !== 0 && this.blocked.blocks(host)) return ended('blocked', new BlockedAddressError(host).message);
     const timestamp = Math.floor(atMs / 1000);

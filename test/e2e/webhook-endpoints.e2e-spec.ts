@@ -188,7 +188,7 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     });
   });
 
-  it('should warn at start-up about each saved endpoint that the blocked networks now refuse, by id and host', async () => {
+  it('should warn at start-up about each saved endpoint that the blocked networks now refuse, by id and origin', async () => {
     await start();
     const saved = async (url: string, disabled = false) =>
       ((await admin('/webhooks/endpoints', { method: 'POST', body: { url, disabled } })).body as EndpointBody).id;
@@ -212,8 +212,8 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     const open = 'its sends fail until an operator opens its range with WEBHOOK_ALLOWED_NETWORKS';
     expect(warnings().sort()).toEqual(
       [
-        `Endpoint ${loopback} (127.0.0.1:9) is a private or special-purpose address: ${open} (e.g. 127.0.0.1/32) or its url changes`,
-        `Endpoint ${ipv6} ([::1]:9) is a private or special-purpose address: ${open} (e.g. ::1/128) or its url changes`,
+        `Endpoint ${loopback} (http://127.0.0.1:9) is a private or special-purpose address: ${open} (e.g. 127.0.0.1/32) or its url changes`,
+        `Endpoint ${ipv6} (http://[::1]:9) is a private or special-purpose address: ${open} (e.g. ::1/128) or its url changes`,
       ].sort(),
     );
     expect(server.logs.join('\n')).not.toContain('hunter2');

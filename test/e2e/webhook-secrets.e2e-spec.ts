@@ -87,6 +87,20 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
     }
   };
 
+  /** Writes a raw `secrets` value into an endpoint's row, as someone with access to the database could. */
+  const storeRaw = async (id: string, value: string) => {
+    if (schema) {
+      await schema.admin(`UPDATE ${schema.name}.webhook_endpoints SET secrets = $1 WHERE id = $2`, [value, id]);
+      return;
+    }
+    const db = new BetterSqlite3(join(dataDir!, 'plants.db'));
+    try {
+      db.prepare('UPDATE webhook_endpoints SET secrets = ? WHERE id = ?').run(value, id);
+    } finally {
+      db.close();
+    }
+  };
+
   afterEach(async () => {
     for (const made of receivers.splice(0)) await made.stop();
     await server?.destroy();
@@ -118,7 +132,7 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
     expect(fromConfig.received[0].verifiedBy).toEqual([0]);
 
     const stored = await storedSecrets();
-    expect(stored[id]).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    expect(stored[id]).toMatch(/^enc:v1:v2:[0-9a-f]{8}:/);
     // The config endpoint's secret is WEBHOOK_SECRET's: not stored at all.
     expect(Object.values(stored).filter((value) => value !== stored[id])).toEqual(['config:WEBHOOK_SECRET']);
     if (postgres) {
@@ -173,7 +187,7 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
       'Encrypted the stored secrets of 1 webhook endpoint(s) with the first WEBHOOK_SECRETS_KEY',
     );
     const sealedUnderA = await storedSecrets();
-    expect(sealedUnderA[id]).toMatch(/^enc:v1:/);
+    expect(sealedUnderA[id]).toMatch(/^enc:v1:v2:/);
     expect(sealedUnderA[id]).not.toContain(secret.slice('whsec_'.length));
     expect(sealedUnderA[configId]).toBe('config:WEBHOOK_SECRET');
 
@@ -183,8 +197,8 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
       'Encrypted the stored secrets of 1 webhook endpoint(s) with the first WEBHOOK_SECRETS_KEY',
     );
     const sealedUnderB = await storedSecrets();
-    expect(sealedUnderB[id]).toMatch(/^enc:v1:/);
-    expect(sealedUnderB[id].split(':')[2]).not.toBe(sealedUnderA[id].split(':')[2]);
+    expect(sealedUnderB[id]).toMatch(/^enc:v1:v2:/);
+    expect(sealedUnderB[id].split(':')[3]).not.toBe(sealedUnderA[id].split(':')[3]);
     await restart(KEY_B, { WEBHOOK_URLS: fromConfig.url, WEBHOOK_SECRET: configured });
     expect(server!.logs.filter((line) => line.startsWith('Encrypted'))).toEqual([]);
     expect((await admin(`/webhooks/endpoints/${id}/secret`)).body).toEqual({ secret });
@@ -198,6 +212,55 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
     await expect(start(KEY_A)).rejects.toThrow(
       /^Invalid configuration: WEBHOOK_SECRETS_KEY cannot decrypt the stored webhook endpoint secrets: a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY \(endpoint ep_/,
     );
+  });
+
+  it("should not open a sealed secret copied into another endpoint's row: that endpoint is held back with one line, the others deliver", async () => {
+    const targetA = await receiver();
+    const targetB = await receiver();
+    await start(KEY_A);
+    const a = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: targetA.url } })).body as {
+      id: string;
+      secret: string;
+    };
+    const b = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: targetB.url } })).body as {
+      id: string;
+      secret: string;
+    };
+    targetA.trust(a.secret);
+    targetB.trust(a.secret); // what B would be signed with if A's value opened in its row
+    await server!.close();
+    // Someone with write access to the database copies A's sealed value into B's row.
+    await storeRaw(b.id, (await storedSecrets())[a.id]);
+
+    await start(KEY_A);
+    expect(await admin(`/webhooks/endpoints/${b.id}/secret`)).toMatchObject({
+      status: 409,
+      body: {
+        error: 409,
+        message: `The stored secret of endpoint ${b.id} cannot be used: a secret does not decrypt with its key for this endpoint: it was altered, or copied from another endpoint`,
+      },
+    });
+    expect((await admin(`/webhooks/endpoints/${a.id}/secret`)).body).toEqual({ secret: a.secret });
+    expect((await create(1)).status).toBe(200);
+    const line = `Cannot sign for webhook endpoint ${b.id}: `;
+    await targetA.waitFor(() => targetA.received.length === 1 && server!.logs.some((log) => log.startsWith(line)));
+    expect(targetA.received[0].verifiedBy).toEqual([0]);
+    expect((await create(2)).status).toBe(200);
+    await targetA.waitFor(() => targetA.received.length === 2);
+    expect(targetB.received).toEqual([]);
+    const said = server!.logs.filter((log) => log.startsWith(line));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(
+      `${line}a secret does not decrypt with its key for this endpoint: it was altered, or copied from another endpoint. ` +
+        'Its deliveries stay pending, unsent and uncounted, until its secret opens, or is rotated with a new one ' +
+        '(tried again every minute); other endpoints are not held up',
+    );
+    const pending = (await admin(`/webhooks/endpoints/${b.id}/deliveries?status=pending`)).body as unknown[];
+    expect(pending).toHaveLength(2);
+    // A rotation replaces what does not open.
+    const rotated = await admin(`/webhooks/endpoints/${b.id}/secret/rotate`, { method: 'POST' });
+    expect(rotated.status).toBe(200);
+    expect((await admin(`/webhooks/endpoints/${b.id}/secret`)).body).toEqual(rotated.body);
   });
 });
 

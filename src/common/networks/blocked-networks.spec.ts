@@ -1,5 +1,5 @@
 import { LookupAddress } from 'node:dns';
-import { BlockedAddressError, BlockedNetworks, SPECIAL_PURPOSE } from './blocked-networks';
+import { BlockedAddressError, BlockedNetworks } from './blocked-networks';
 
 type Answer = (error: Error | null, found: LookupAddress[]) => void;
 
@@ -7,7 +7,7 @@ const OPEN = 'an operator can open its range with WEBHOOK_ALLOWED_NETWORKS';
 
 describe('BlockedNetworks', () => {
   describe('by default (every special-purpose range)', () => {
-    const networks = new BlockedNetworks(SPECIAL_PURPOSE);
+    const networks = new BlockedNetworks();
 
     // The first and the last address of every range, where the range is small enough to be worth both.
     it.each([
@@ -196,7 +196,7 @@ describe('BlockedNetworks', () => {
   });
 
   describe('with WEBHOOK_ALLOWED_NETWORKS', () => {
-    const networks = new BlockedNetworks(SPECIAL_PURPOSE, ['10.20.0.0/16', 'fd00:20::/48', '127.0.0.0/8', '::1/128']);
+    const networks = new BlockedNetworks([], ['10.20.0.0/16', 'fd00:20::/48', '127.0.0.0/8', '::1/128']);
 
     it('should open those ranges inside the blocked ones, and only those', () => {
       expect(networks.blocks('10.20.0.1')).toBe(false);
@@ -219,7 +219,7 @@ describe('BlockedNetworks', () => {
     });
 
     it('should open an address that carries an IPv4 one when either form is allowed', () => {
-      const mapped = new BlockedNetworks(SPECIAL_PURPOSE, ['::ffff:10.0.0.7/128', '64:ff9b::/96']);
+      const mapped = new BlockedNetworks([], ['::ffff:10.0.0.7/128', '64:ff9b::/96']);
       expect(mapped.blocks('::ffff:a00:7')).toBe(false);
       expect(mapped.blocks('10.0.0.7')).toBe(true);
       expect(mapped.blocks('::ffff:a00:8')).toBe(true);
@@ -237,38 +237,61 @@ describe('BlockedNetworks', () => {
   });
 
   describe('with WEBHOOK_BLOCKED_NETWORKS', () => {
-    const networks = new BlockedNetworks(['10.0.0.0/8', '2002::/16'], ['10.20.0.0/16']);
+    const networks = new BlockedNetworks(['10.0.0.0/8', '8.8.8.0/24', '2002::/16'], ['10.20.0.0/16']);
 
-    it('should block exactly its ranges instead of the default ones, less the allowed ones', () => {
+    it('should block its ranges besides the special-purpose ones, which stay blocked, less the allowed ones', () => {
       expect(networks.blocks('10.1.2.3')).toBe(true);
       expect(networks.blocks('10.20.2.3')).toBe(false);
-      expect(networks.blocks('127.0.0.1')).toBe(false);
-      expect(networks.blocks('169.254.169.254')).toBe(false);
-      expect(networks.blocks('::1')).toBe(false);
-      expect(networks.blocks('2001::1')).toBe(false);
+      expect(networks.blocks('8.8.8.8')).toBe(true);
+      expect(networks.blocks('8.8.4.4')).toBe(false);
+      // Listing 10.0.0.0/8 reopens nothing: loopback, the metadata address, IPv6 loopback, Teredo.
+      expect(networks.blocks('127.0.0.1')).toBe(true);
+      expect(networks.blocks('169.254.169.254')).toBe(true);
+      expect(networks.blocks('::1')).toBe(true);
+      expect(networks.blocks('2001::1')).toBe(true);
     });
 
     it('should still judge mapped and NAT64 addresses by their IPv4 address, and block a carrier range it lists', () => {
       expect(networks.blocks('::ffff:10.1.2.3')).toBe(true);
-      expect(networks.blocks('64:ff9b::a01:203')).toBe(true);
-      expect(networks.blocks('::ffff:127.0.0.1')).toBe(false);
-      expect(networks.blocks('2002:808:808::1')).toBe(true);
+      expect(networks.blocks('64:ff9b::808:808')).toBe(true);
+      expect(networks.blocks('::ffff:127.0.0.1')).toBe(true);
+      expect(networks.blocks('::ffff:8.8.4.4')).toBe(false);
+      expect(networks.blocks('2002:808:404::1')).toBe(true);
     });
 
-    it('should say so when it refuses a URL', async () => {
-      await expect(networks.problemWith('http://0xa.1.2.3/x')).resolves.toBe(
+    it('should name the list that refuses a URL', async () => {
+      await expect(networks.problemWith('http://0x8.8.8.8/x')).resolves.toBe(
         `url must not point to an address in WEBHOOK_BLOCKED_NETWORKS; ${OPEN}`,
+      );
+      await expect(networks.problemWith('http://0xa.1.2.3/x')).resolves.toBe(
+        `url must not point to a private or special-purpose address; ${OPEN}`,
+      );
+      await expect(networks.problemWith('http://[::1]/x')).resolves.toBe(
+        `url must not point to a private or special-purpose address; ${OPEN}`,
       );
     });
 
-    it('should block nothing when it lists nothing', () => {
-      expect(new BlockedNetworks([]).blocks('127.0.0.1')).toBe(false);
+    it('should be opened only by WEBHOOK_ALLOWED_NETWORKS, for special-purpose and added ranges alike', () => {
+      const opened = new BlockedNetworks(['10.0.0.0/8', '8.8.8.0/24'], ['127.0.0.0/8', '8.8.8.8/32']);
+      expect(opened.blocks('127.0.0.1')).toBe(false);
+      expect(opened.blocks('8.8.8.8')).toBe(false);
+      expect(opened.blocks('8.8.8.9')).toBe(true);
+      expect(opened.blocks('169.254.169.254')).toBe(true);
+      expect(opened.opens('127.0.0.1')).toBe(true);
+      expect(opened.opens('::ffff:127.0.0.1')).toBe(true);
+      expect(opened.opens('169.254.169.254')).toBe(false);
+      expect(opened.opens('receiver.example')).toBe(false);
+    });
+
+    it('should block the special-purpose ranges when it lists nothing', () => {
+      expect(new BlockedNetworks([]).blocks('127.0.0.1')).toBe(true);
+      expect(new BlockedNetworks([]).blocks('8.8.8.8')).toBe(false);
     });
   });
 
   describe('when an endpoint with a name is saved', () => {
     it('should refuse a name that resolves to a blocked address, naming WEBHOOK_ALLOWED_NETWORKS', async () => {
-      const networks = new BlockedNetworks(SPECIAL_PURPOSE, [], (_host, _options, answer: Answer) =>
+      const networks = new BlockedNetworks([], [], (_host, _options, answer: Answer) =>
         answer(null, [
           { address: '2606:4700:4700::1111', family: 6 },
           { address: '169.254.169.254', family: 4 },
@@ -280,14 +303,14 @@ describe('BlockedNetworks', () => {
     });
 
     it('should save a name that resolves into an allowed range only', async () => {
-      const networks = new BlockedNetworks(SPECIAL_PURPOSE, ['10.20.0.0/16'], (_host, _options, answer: Answer) =>
+      const networks = new BlockedNetworks([], ['10.20.0.0/16'], (_host, _options, answer: Answer) =>
         answer(null, [{ address: '10.20.3.4', family: 4 }]),
       );
       await expect(networks.problemWith('http://receiver.internal/x')).resolves.toBeUndefined();
     });
 
     it('should let a name that does not resolve be saved (the send checks it again)', async () => {
-      const networks = new BlockedNetworks(SPECIAL_PURPOSE, [], (_host, _options, answer: Answer) =>
+      const networks = new BlockedNetworks([], [], (_host, _options, answer: Answer) =>
         answer(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), []),
       );
       await expect(networks.problemWith('http://not-yet.example/x')).resolves.toBeUndefined();
@@ -295,7 +318,7 @@ describe('BlockedNetworks', () => {
 
     it('should not wait on a resolver that never answers past its timeout', async () => {
       const asked: string[] = [];
-      const networks = new BlockedNetworks(SPECIAL_PURPOSE, [], (host) => void asked.push(host), 50);
+      const networks = new BlockedNetworks([], [], (host) => void asked.push(host), 50);
       await expect(networks.problemWith('https://hung.example/x')).resolves.toBeUndefined();
       expect(asked).toEqual(['hung.example']);
     });
@@ -308,7 +331,7 @@ describe('BlockedNetworks', () => {
       );
 
     it('should fail the connection to a name that resolves to a blocked address, saying how to open it', async () => {
-      const { error } = await lookup(new BlockedNetworks(SPECIAL_PURPOSE), 'localhost');
+      const { error } = await lookup(new BlockedNetworks(), 'localhost');
       expect(error).toBeInstanceOf(BlockedAddressError);
       expect(error?.message).toBe(
         'localhost resolves to a blocked address; not connecting (an operator can open its range with WEBHOOK_ALLOWED_NETWORKS)',
@@ -316,10 +339,7 @@ describe('BlockedNetworks', () => {
     });
 
     it('should connect when the allow-list opens every address the name resolves to', async () => {
-      const { error, address } = await lookup(
-        new BlockedNetworks(SPECIAL_PURPOSE, ['127.0.0.0/8', '::1/128']),
-        'localhost',
-      );
+      const { error, address } = await lookup(new BlockedNetworks([], ['127.0.0.0/8', '::1/128']), 'localhost');
       expect(error).toBeNull();
       expect(['127.0.0.1', '::1']).toContain(address);
     });

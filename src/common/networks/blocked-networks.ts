@@ -5,14 +5,10 @@ import ipaddr from 'ipaddr.js';
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Range = [Address, number];
 
-/**
- * The default of WEBHOOK_BLOCKED_NETWORKS: every range of the IANA IPv4 and IPv6 special-purpose
- * registries, and the other addresses listed below.
- */
-export const SPECIAL_PURPOSE = 'special-purpose';
-
-/** What no endpoint may reach: the default, or the CIDR ranges WEBHOOK_BLOCKED_NETWORKS gives instead. */
-export type BlockedList = typeof SPECIAL_PURPOSE | readonly string[];
+/** What a special-purpose address is, in messages. */
+const SPECIAL_PURPOSE = 'a private or special-purpose address';
+/** What an address of a range WEBHOOK_BLOCKED_NETWORKS adds is, in messages. */
+const ADDED = 'an address in WEBHOOK_BLOCKED_NETWORKS';
 
 /**
  * The special-purpose ranges come from ipaddr.js (`range()`: anything but `unicast` is special). These
@@ -102,29 +98,28 @@ type LookupAll = (
 export const SAVE_CHECK_LOOKUP_TIMEOUT_MS = 3000;
 
 /**
- * The addresses no endpoint may reach: every special-purpose range by default, or the ranges of
- * WEBHOOK_BLOCKED_NETWORKS, less the ranges WEBHOOK_ALLOWED_NETWORKS opens inside them. An IPv6
- * address that carries an IPv4 one (mapped, NAT64, 6to4) is judged by that IPv4 address too.
+ * The addresses no endpoint may reach: every special-purpose range, always, and the ranges
+ * WEBHOOK_BLOCKED_NETWORKS adds, less the ranges WEBHOOK_ALLOWED_NETWORKS opens inside them (the only
+ * way to open one). An IPv6 address that carries an IPv4 one (mapped, NAT64, 6to4) is judged by that
+ * IPv4 address too.
  * Checked when an endpoint is saved (`problemWith`) and when a send connects (`lookup`, given to the
  * HTTP client, so what counts is what the name resolves to then, not at save time).
  */
 export class BlockedNetworks {
-  private readonly blockedRanges?: readonly Range[];
+  private readonly addedRanges: readonly Range[];
   private readonly allowedRanges: readonly Range[];
-  /** What a blocked address is, for messages: "a private or special-purpose address", or the variable. */
-  readonly what: string;
 
   constructor(
-    blocked: BlockedList,
+    /** WEBHOOK_BLOCKED_NETWORKS: ranges blocked besides the special-purpose ones, which always are. */
+    added: readonly string[] = [],
+    /** WEBHOOK_ALLOWED_NETWORKS: ranges opened inside the blocked ones. */
     allowed: readonly string[] = [],
     /** For the save-time check only (tests give one that never answers). */
     private readonly lookupAll: LookupAll = dnsLookup,
     private readonly saveCheckTimeoutMs = SAVE_CHECK_LOOKUP_TIMEOUT_MS,
   ) {
-    if (blocked !== SPECIAL_PURPOSE) this.blockedRanges = blocked.map(parseRange);
+    this.addedRanges = added.map(parseRange);
     this.allowedRanges = allowed.map(parseRange);
-    this.what =
-      blocked === SPECIAL_PURPOSE ? 'a private or special-purpose address' : 'an address in WEBHOOK_BLOCKED_NETWORKS';
   }
 
   /**
@@ -132,14 +127,25 @@ export class BlockedNetworks {
    * address it carries, is in a blocked range, and neither is in an allowed one. Anything else is not.
    */
   blocks(address: string): boolean {
-    const parsed = parseAddress(address);
-    if (parsed === undefined) return false;
-    const carried = parsed.kind() === 'ipv6' ? carriedIPv4(parsed as ipaddr.IPv6) : undefined;
-    const forms = carried === undefined ? [parsed] : [parsed, carried];
-    return (
-      forms.some((form) => this.inBlocked(form)) &&
-      !forms.some((form) => this.allowedRanges.some((range) => inRange(form, range)))
-    );
+    return this.blockedAs(address) !== undefined;
+  }
+
+  /**
+   * What a blocked address is, for messages ("a private or special-purpose address", or "an address
+   * in WEBHOOK_BLOCKED_NETWORKS"); undefined when it is not blocked, or not an IP address.
+   */
+  blockedAs(address: string): string | undefined {
+    const forms = formsOf(address);
+    if (forms.length === 0 || forms.some((form) => this.allowedRanges.some((range) => inRange(form, range)))) {
+      return undefined;
+    }
+    if (forms.some(isSpecialPurpose)) return SPECIAL_PURPOSE;
+    return forms.some((form) => this.addedRanges.some((range) => inRange(form, range))) ? ADDED : undefined;
+  }
+
+  /** Whether WEBHOOK_ALLOWED_NETWORKS holds an IP address (or the IPv4 address it carries). */
+  opens(address: string): boolean {
+    return formsOf(address).some((form) => this.allowedRanges.some((range) => inRange(form, range)));
   }
 
   /** Why a URL may not be saved, or undefined: its host is, or resolves now to, a blocked address. */
@@ -147,12 +153,11 @@ export class BlockedNetworks {
     const host = new URL(url).hostname;
     const open = 'an operator can open its range with WEBHOOK_ALLOWED_NETWORKS';
     if (parseAddress(host) !== undefined) {
-      return this.blocks(host) ? `url must not point to ${this.what}; ${open}` : undefined;
+      const what = this.blockedAs(host);
+      return what === undefined ? undefined : `url must not point to ${what}; ${open}`;
     }
-    const addresses = await this.resolve(host);
-    return addresses.some((address) => this.blocks(address))
-      ? `url must not resolve to ${this.what} (${host} does); ${open}`
-      : undefined;
+    const what = (await this.resolve(host)).map((address) => this.blockedAs(address)).find(Boolean);
+    return what === undefined ? undefined : `url must not resolve to ${what} (${host} does); ${open}`;
   }
 
   /**
@@ -179,9 +184,12 @@ export class BlockedNetworks {
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
+}
 
-  private inBlocked(address: Address): boolean {
-    if (this.blockedRanges === undefined) return isSpecialPurpose(address);
-    return this.blockedRanges.some((range) => inRange(address, range));
-  }
+/** An IP address, and the IPv4 address it carries if any; none when it is not an IP address. */
+function formsOf(address: string): Address[] {
+  const parsed = parseAddress(address);
+  if (parsed === undefined) return [];
+  const carried = parsed.kind() === 'ipv6' ? carriedIPv4(parsed as ipaddr.IPv6) : undefined;
+  return carried === undefined ? [parsed] : [parsed, carried];
 }

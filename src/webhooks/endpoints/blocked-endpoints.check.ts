@@ -1,7 +1,9 @@
 import { isIP } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { hostOf } from '../../logging/host-of';
+import { WebhookConfig } from '../../config/app-config';
+import { originOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
+import { plainHttpProblem } from '../../common/networks/plain-http';
 import { Endpoint } from './endpoint';
 import { EndpointsStore } from './endpoints.store';
 
@@ -10,10 +12,11 @@ const PAGE = 100;
 const LOOKUPS_AT_ONCE = 2;
 
 /**
- * At start-up, warns about each saved endpoint that the blocked networks refuse: saved before they
- * were blocked (the default blocks every private and special-purpose range), or under a wider
- * WEBHOOK_ALLOWED_NETWORKS. Its sends fail until an operator opens its range or its url changes; the
- * log says so now rather than leaving it to fail quietly until WEBHOOK_DISABLE_AFTER disables it.
+ * At start-up, warns once about each saved endpoint that the network rules now refuse: plain http in
+ * production (saved outside production, or before the rule), or an address the blocked networks
+ * refuse (saved before its range was blocked, or under a wider WEBHOOK_ALLOWED_NETWORKS). Its sends
+ * fail, naming the rule, until an operator opens its range or its url changes; the log says so now
+ * rather than leaving it to fail quietly until WEBHOOK_DISABLE_AFTER disables it. Nothing is deleted.
  * It runs in the background: start-up never waits on DNS, and each name waits at most the save-time
  * lookup timeout.
  */
@@ -29,6 +32,7 @@ export class BlockedEndpointsCheck implements OnApplicationBootstrap, OnModuleDe
   constructor(
     private readonly endpoints: EndpointsStore,
     private readonly blocked: BlockedNetworks,
+    private readonly config: WebhookConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -65,8 +69,18 @@ export class BlockedEndpointsCheck implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  /** The warning for an endpoint whose host is, or resolves to, a blocked address; never its path or query. */
+  /**
+   * The warning for an endpoint that is plain http in production, or whose host is, or resolves to,
+   * a blocked address (the rule its sends fail on first); its id and origin, never its path or query.
+   */
   private async problemWith(endpoint: Endpoint): Promise<string | undefined> {
+    const plainHttp = plainHttpProblem(endpoint.url, this.config.httpsOnly, this.blocked);
+    if (plainHttp !== undefined) {
+      return (
+        `Endpoint ${endpoint.id} (${originOf(endpoint.url)}) is plain http: its url ${plainHttp}, ` +
+        'so its sends fail until its url changes'
+      );
+    }
     const host = new URL(endpoint.url).hostname;
     const literal = isIP(host.replace(/^\[|\]$/g, '')) !== 0;
     const addresses = literal ? [host.replace(/^\[|\]$/g, '')] : await this.blocked.resolve(host);
@@ -75,7 +89,7 @@ export class BlockedEndpointsCheck implements OnApplicationBootstrap, OnModuleDe
     const is = literal ? 'is' : `resolves to ${blocked.join(', ')},`;
     const range = `${blocked[0]}/${isIP(blocked[0]) === 4 ? 32 : 128}`;
     return (
-      `Endpoint ${endpoint.id} (${hostOf(endpoint.url)}) ${is} ${this.blocked.what}: its sends fail ` +
+      `Endpoint ${endpoint.id} (${originOf(endpoint.url)}) ${is} ${this.blocked.blockedAs(blocked[0])}: its sends fail ` +
       `until an operator opens its range with WEBHOOK_ALLOWED_NETWORKS (e.g. ${range}) or its url changes`
     );
   }

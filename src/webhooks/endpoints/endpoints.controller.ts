@@ -52,7 +52,8 @@ const COMMON_READ = { ...COMMON, 503: READ_UNAVAILABLE };
 const NO_ENDPOINT = ['No endpoint has this id.', 'No webhook endpoint with id ep_019ab3c4d5e6'] as [string, string];
 const CONFIG_OWNED = 'The endpoint is declared in WEBHOOK_URLS (source "config"): change the configuration instead.';
 const CONFIG_SECRET = [
-  'The endpoint is declared in WEBHOOK_URLS (source "config"): its secret is the operator\'s WEBHOOK_SECRET, never served or rotated here.',
+  'The endpoint is declared in WEBHOOK_URLS (source "config"): its secret is the operator\'s WEBHOOK_SECRET, never served or rotated here. ' +
+    "Or its stored secret cannot be used: its key is not in WEBHOOK_SECRETS_KEY, or (served only) the row was altered or copied from another endpoint's, which a rotation replaces.",
   "Endpoint ep_019ab3c4d5e6 is declared in WEBHOOK_URLS: its secret is the operator's WEBHOOK_SECRET and is not served",
 ] as [string, string];
 /** A recover runs in batches, each committed: one that fails part way has queued some. */
@@ -89,7 +90,7 @@ export class EndpointsController {
     ...COMMON,
     ...BODY_ERRORS,
     400: [
-      'A field is not valid, or the url points to a blocked address (a private or special-purpose one unless WEBHOOK_ALLOWED_NETWORKS opens it).',
+      'A field is not valid, the url points to a blocked address (a private or special-purpose one, or one in WEBHOOK_BLOCKED_NETWORKS, unless WEBHOOK_ALLOWED_NETWORKS opens it), or it is plain http in production (only https, or http to an IP address inside WEBHOOK_ALLOWED_NETWORKS).',
       'url must be an absolute http(s) URL',
     ],
     409: [
@@ -154,7 +155,7 @@ export class EndpointsController {
     ...COMMON,
     ...BODY_ERRORS,
     400: [
-      'A field is not valid, or the url points to a blocked address (a private or special-purpose one unless WEBHOOK_ALLOWED_NETWORKS opens it).',
+      'A field is not valid, the url points to a blocked address (a private or special-purpose one, or one in WEBHOOK_BLOCKED_NETWORKS, unless WEBHOOK_ALLOWED_NETWORKS opens it), or it is plain http in production (only https, or http to an IP address inside WEBHOOK_ALLOWED_NETWORKS).',
       'disabled must be true or false',
     ],
     404: NO_ENDPOINT,

@@ -15,6 +15,7 @@ import { withoutStack } from '../../common/errors/without-stack';
 import { ShutdownSignal } from '../../lifecycle/shutdown-signal';
 import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
+import { plainHttpProblem } from '../../common/networks/plain-http';
 import { DeliveryPageQuery, DeliveryView } from '../persistence/deliveries';
 import { DeliveryLog } from '../persistence/delivery-log';
 import { SecretsKeyError } from '../persistence/secrets-cipher';
@@ -137,8 +138,12 @@ export class EndpointsService implements OnModuleInit {
 
   async secret(id: string): Promise<string> {
     await this.withOwnSecret(id);
-    const secrets = (await this.endpoints.secrets(id)) ?? notFound(id);
-    return secrets[0].secret;
+    try {
+      const secrets = (await this.endpoints.secrets(id)) ?? notFound(id);
+      return secrets[0].secret;
+    } catch (error) {
+      throw unopened(id, error);
+    }
   }
 
   async rotate(id: string, given?: string): Promise<string> {
@@ -151,7 +156,11 @@ export class EndpointsService implements OnModuleInit {
     const next = given ?? newSecret();
     const now = Date.now();
     const change = (secrets: readonly SigningSecret[]) => rotated(secrets, next, now, this.config.secretOverlapMs);
-    if (!(await this.endpoints.updateSecrets(id, change))) notFound(id);
+    try {
+      if (!(await this.endpoints.updateSecrets(id, change))) notFound(id);
+    } catch (error) {
+      throw unopened(id, error);
+    }
     return next;
   }
 
@@ -199,7 +208,10 @@ export class EndpointsService implements OnModuleInit {
 
   /** The URL as stored (normalised), or a 400 naming what is wrong with it. */
   private async checkedUrl(value: string): Promise<string> {
-    const problem = endpointUrlProblem(value) ?? (await this.blocked.problemWith(value));
+    const problem =
+      endpointUrlProblem(value) ??
+      plainHttpProblem(value, this.config.httpsOnly, this.blocked) ??
+      (await this.blocked.problemWith(value));
     if (problem !== undefined) {
       throw withoutStack(() => new BadRequestException(problem.startsWith('url ') ? problem : `url ${problem}`));
     }
@@ -246,6 +258,14 @@ function notFound(id: string): never {
 
 function deliveryNotFound(id: string, webhookId: string): never {
   throw withoutStack(() => new NotFoundException(`No delivery ${webhookId} for webhook endpoint ${id}`));
+}
+
+/** 409 for a stored secret that does not open (its key is missing, or the row was altered or copied); other errors as they are. */
+function unopened(id: string, error: unknown): unknown {
+  if (!(error instanceof SecretsKeyError)) return error;
+  return withoutStack(
+    () => new ConflictException(`The stored secret of endpoint ${id} cannot be used: ${error.message}`),
+  );
 }
 
 function urlTaken(error: unknown): unknown {

@@ -31,7 +31,11 @@ export abstract class EndpointsStore {
   abstract update(id: string, changes: EndpointChanges): Promise<Endpoint | undefined>;
   abstract delete(id: string): Promise<boolean>;
   abstract secrets(id: string): Promise<readonly SigningSecret[] | undefined>;
-  /** Replaces the secrets by what `change` makes of them, in one transaction; false when there is no such endpoint. */
+  /**
+   * Replaces the secrets by what `change` makes of them, in one transaction; false when there is no
+   * such endpoint. A stored value that does not open in its row (altered, or copied from another) is
+   * given to `change` as none; one whose key is missing rejects with a `SecretsKeyError`.
+   */
   abstract updateSecrets(id: string, change: (secrets: readonly SigningSecret[]) => SigningSecret[]): Promise<boolean>;
   /**
    * Makes the `config` endpoints exactly `urls`, signed by WEBHOOK_SECRET (never stored: their
@@ -42,9 +46,11 @@ export abstract class EndpointsStore {
    */
   abstract reconcile(urls: readonly string[], newId: () => string): Promise<{ added: number; removed: number }>;
   /**
-   * Seals under the first key of WEBHOOK_SECRETS_KEY every stored secret that is in clear or under
-   * another key; resolves with how many endpoints it changed. Rejects with a `SecretsKeyError` naming
-   * the endpoint when one cannot be opened.
+   * Seals for its endpoint, under the first key of WEBHOOK_SECRETS_KEY, every stored secret that is in
+   * clear, of the first form (bound to no endpoint) or under another key; resolves with how many
+   * endpoints it changed. Rejects with a `SecretsKeyError` naming the endpoint when the key of one is
+   * not configured; leaves a value that does not open in its row (altered, or copied from another).
+   * Exact and idempotent: instances starting together take turns, and the second finds nothing to do.
    */
   abstract reseal(): Promise<number>;
 }

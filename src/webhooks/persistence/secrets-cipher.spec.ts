@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../config/config.error';
 import { isSealed, SECRETS_KEY_FILE, SecretsCipher, SecretsKeyError } from './secrets-cipher';
+import { sealInFirstForm } from '../../../test/support/first-form-seal';
 import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
 
 const KEY = Buffer.alloc(32, 1).toString('base64');
@@ -10,39 +11,72 @@ const OTHER = Buffer.alloc(32, 2).toString('base64');
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 
 describe('SecretsCipher', () => {
-  it('should seal with AES-256-GCM under a fresh IV each time, and open what it sealed', () => {
+  it('should seal with AES-256-GCM under a fresh IV each time, and open what it sealed for the same endpoint', () => {
     const cipher = new SecretsCipher([KEY]);
-    const a = cipher.seal(SECRET);
-    const b = cipher.seal(SECRET);
-    expect(a).toMatch(/^enc:v1:[0-9a-f]{8}:[A-Za-z0-9+/]+=*$/);
+    const a = cipher.seal(SECRET, 'ep_a');
+    const b = cipher.seal(SECRET, 'ep_a');
+    expect(a).toMatch(/^enc:v1:v2:[0-9a-f]{8}:[A-Za-z0-9+/]+=*$/);
     expect(a).not.toBe(b);
     expect(a).not.toContain(SECRET.slice(6));
-    expect(cipher.open(a)).toBe(SECRET);
-    expect(cipher.open(b)).toBe(SECRET);
+    expect(cipher.open(a, 'ep_a')).toBe(SECRET);
+    expect(cipher.open(b, 'ep_a')).toBe(SECRET);
+  });
+
+  it("should not open a value in another endpoint's row", () => {
+    const cipher = new SecretsCipher([KEY]);
+    const sealed = cipher.seal(SECRET, 'ep_a');
+    expect(() => cipher.open(sealed, 'ep_b')).toThrow(
+      new SecretsKeyError(
+        'a secret does not decrypt with its key for this endpoint: it was altered, or copied from another endpoint',
+      ),
+    );
+    // Nor with its key id changed to another configured key's.
+    const rotating = new SecretsCipher([OTHER, KEY]);
+    const otherId = rotating.seal(SECRET, 'ep_a').split(':')[3];
+    const relabelled = sealed
+      .split(':')
+      .map((part, i) => (i === 3 ? otherId : part))
+      .join(':');
+    expect(() => rotating.open(relabelled, 'ep_a')).toThrow(SecretsKeyError);
   });
 
   it('should seal with the first key and open with any, saying which values are not under the first yet', () => {
     const old = new SecretsCipher([OTHER]);
     const rotating = new SecretsCipher([KEY, OTHER]);
-    const sealedBefore = old.seal(SECRET);
-    expect(rotating.open(sealedBefore)).toBe(SECRET);
+    const sealedBefore = old.seal(SECRET, 'ep_a');
+    expect(rotating.open(sealedBefore, 'ep_a')).toBe(SECRET);
     expect(rotating.isCurrent(sealedBefore)).toBe(false);
-    const sealedNow = rotating.seal(SECRET);
+    const sealedNow = rotating.seal(SECRET, 'ep_a');
     expect(rotating.isCurrent(sealedNow)).toBe(true);
-    expect(new SecretsCipher([KEY]).open(sealedNow)).toBe(SECRET);
-    expect(() => old.open(sealedNow)).toThrow(
-      new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY'),
+    expect(new SecretsCipher([KEY]).open(sealedNow, 'ep_a')).toBe(SECRET);
+    expect(() => old.open(sealedNow, 'ep_a')).toThrow(
+      new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY', true),
+    );
+  });
+
+  it('should open a value of the first form (bound to nothing) only when asked to, to reseal it', () => {
+    const cipher = new SecretsCipher([KEY]);
+    const first = sealInFirstForm(KEY, SECRET);
+    expect(cipher.isCurrent(first)).toBe(false);
+    expect(cipher.open(first, 'ep_a', true)).toBe(SECRET);
+    expect(() => cipher.open(first, 'ep_a')).toThrow(
+      new SecretsKeyError(
+        'a secret is sealed in the form of an earlier build, bound to no endpoint; an instance of this build reseals it when it starts',
+      ),
     );
   });
 
   it('should refuse a value that was altered', () => {
     const cipher = new SecretsCipher([KEY]);
-    const sealed = cipher.seal(SECRET);
-    const bytes = Buffer.from(sealed.split(':')[3], 'base64');
+    const sealed = cipher.seal(SECRET, 'ep_a');
+    const parts = sealed.split(':');
+    const bytes = Buffer.from(parts[4], 'base64');
     bytes[14] ^= 1;
-    const altered = `${sealed.split(':').slice(0, 3).join(':')}:${bytes.toString('base64')}`;
-    expect(() => cipher.open(altered)).toThrow(
-      new SecretsKeyError('a secret does not decrypt with its key: it was altered'),
+    const altered = `${parts.slice(0, 4).join(':')}:${bytes.toString('base64')}`;
+    expect(() => cipher.open(altered, 'ep_a')).toThrow(
+      new SecretsKeyError(
+        'a secret does not decrypt with its key for this endpoint: it was altered, or copied from another endpoint',
+      ),
     );
   });
 
@@ -55,7 +89,7 @@ describe('SecretsCipher', () => {
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(statSync(dir).mode & 0o777).toBe(0o700);
       expect(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')).toHaveLength(32);
-      expect(SecretsCipher.fromDataDir(dir).open(first.seal(SECRET))).toBe(SECRET);
+      expect(SecretsCipher.fromDataDir(dir).open(first.seal(SECRET, 'ep_a'), 'ep_a')).toBe(SECRET);
       writeFileSync(file, 'not a key\n');
       expect(() => SecretsCipher.fromDataDir(dir)).toThrow(ConfigError);
     } finally {
@@ -68,32 +102,49 @@ describe('SecretsColumn', () => {
   const clear = JSON.stringify([{ secret: SECRET }, { secret: 'whsec_old', expiresAt: 5 }]);
   const secrets = [{ secret: SECRET }, { secret: 'whsec_old', expiresAtMs: 5 }];
 
-  it('should write sealed and read back, current first with the expiry of a rotated-out one', () => {
+  it("should write sealed for the endpoint's row and read back, current first with the expiry of a rotated-out one", () => {
     const column = new SecretsColumn(new SecretsCipher([KEY]), []);
-    const written = column.write(secrets);
+    const written = column.write(secrets, 'ep_1');
     expect(isSealed(written)).toBe(true);
-    expect(column.read(written)).toEqual(secrets);
+    expect(column.read(written, 'ep_1')).toEqual(secrets);
+    // Read once in its own row (and remembered), it still does not open in another.
+    expect(() => column.read(written, 'ep_2')).toThrow(SecretsKeyError);
   });
 
-  it('should read rows written in clear before, and reseal them and rows under an older key; leave current ones', () => {
+  it('should read rows written in clear before, and reseal them, rows of the first form and rows under an older key; leave current ones', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
-    expect(column.read(clear)).toEqual(secrets);
+    expect(column.read(clear, 'ep_1')).toEqual(secrets);
     const fromClear = column.resealed(clear, 'ep_1')!;
-    expect(column.read(fromClear)).toEqual(secrets);
+    expect(column.read(fromClear, 'ep_1')).toEqual(secrets);
     expect(column.resealed(fromClear, 'ep_1')).toBeUndefined();
-    const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets);
+    const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_2');
     const moved = column.resealed(underOld, 'ep_2')!;
-    expect(new SecretsColumn(new SecretsCipher([KEY]), []).read(moved)).toEqual(secrets);
+    expect(new SecretsColumn(new SecretsCipher([KEY]), []).read(moved, 'ep_2')).toEqual(secrets);
+    const first = sealInFirstForm(OTHER, clear);
+    expect(() => column.read(first, 'ep_3')).toThrow(SecretsKeyError);
+    const bound = column.resealed(first, 'ep_3')!;
+    expect(bound).toMatch(/^enc:v1:v2:/);
+    expect(column.read(bound, 'ep_3')).toEqual(secrets);
+    expect(column.resealed(bound, 'ep_3')).toBeUndefined();
+  });
+
+  it('should leave a value copied from another row as it is at start-up: it does not open there', () => {
+    const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
+    const current = column.write(secrets, 'ep_1');
+    const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_1');
+    expect(column.resealed(current, 'ep_2')).toBeUndefined();
+    expect(column.resealed(underOld, 'ep_2')).toBeUndefined();
+    expect(() => column.read(current, 'ep_2')).toThrow(SecretsKeyError);
   });
 
   it('should read a config endpoint as the configured secrets, never stored', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY]), [SECRET, 'whsec_b']);
-    expect(column.read(CONFIGURED_SECRETS)).toEqual([{ secret: SECRET }, { secret: 'whsec_b' }]);
+    expect(column.read(CONFIGURED_SECRETS, 'ep_1')).toEqual([{ secret: SECRET }, { secret: 'whsec_b' }]);
     expect(column.resealed(CONFIGURED_SECRETS, 'ep_1')).toBeUndefined();
   });
 
   it('should name the endpoint whose secrets no key opens, and refuse to write without a key', () => {
-    const sealed = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets);
+    const sealed = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_9');
     expect(() => new SecretsColumn(new SecretsCipher([KEY]), []).resealed(sealed, 'ep_9')).toThrow(
       new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY (endpoint ep_9)'),
     );
@@ -101,8 +152,8 @@ describe('SecretsColumn', () => {
     expect(() => keyless.resealed(sealed, 'ep_9')).toThrow(
       new SecretsKeyError('secrets are stored encrypted, and WEBHOOK_SECRETS_KEY is not set (endpoint ep_9)'),
     );
-    expect(keyless.read(clear)).toEqual(secrets);
+    expect(keyless.read(clear, 'ep_1')).toEqual(secrets);
     expect(keyless.resealed(clear, 'ep_1')).toBeUndefined();
-    expect(() => keyless.write(secrets)).toThrow(SecretsKeyError);
+    expect(() => keyless.write(secrets, 'ep_1')).toThrow(SecretsKeyError);
   });
 });

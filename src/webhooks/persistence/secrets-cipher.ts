@@ -11,18 +11,43 @@ export const SECRETS_KEY_FILE = 'webhook-secrets.key';
 export const SECRETS_KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-const PREFIX = 'enc:v1:';
-// Binds every ciphertext to its use: a value sealed for something else does not open here.
-const ASSOCIATED_DATA = Buffer.from('plant-store webhook endpoint secrets v1');
+/**
+ * What every sealed value starts with. Builds before the second form read the field after it as the
+ * key id: the second form's `v2` is none they have, so they hold that endpoint back (a key is missing)
+ * rather than failing on it.
+ */
+const SEALED = 'enc:v1:';
+/** The second form, bound to its endpoint: `enc:v1:v2:<key id>:<base64 of iv, ciphertext and tag>`. */
+const BOUND = `${SEALED}v2:`;
+// The first form's associated data, the same for every value: `enc:v1:<key id>:<base64>`. Opened only
+// to reseal it at start-up, since a value of that form opens in any row.
+const FIRST_FORM_DATA = Buffer.from('plant-store webhook endpoint secrets v1');
 
-/** A stored value that none of the keys opens (a wrong or missing WEBHOOK_SECRETS_KEY), or that was altered. */
-export class SecretsKeyError extends Error {}
+/** The associated data of the second form: the value opens only for this endpoint, under this key. */
+function boundData(endpointId: string, keyId: string): Buffer {
+  return Buffer.from(JSON.stringify(['plant-store webhook endpoint secrets', 2, endpointId, keyId]));
+}
+
+/**
+ * A stored value that none of the keys opens for its endpoint: its key is not configured (`keyMissing`),
+ * or it was altered, copied from another endpoint's row, or sealed in the first form after start-up.
+ */
+export class SecretsKeyError extends Error {
+  constructor(
+    message: string,
+    readonly keyMissing = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * AES-256-GCM under WEBHOOK_SECRETS_KEY: the first key seals, every key opens (rotation). A sealed
- * value is `enc:v1:<key id>:<base64 of iv, ciphertext and tag>`; the key id (8 hex digits of the
- * key's SHA-256, which says nothing of the key) picks the key that opens it, and tells start-up
- * which rows are not under the first key yet.
+ * value is `enc:v1:v2:<key id>:<base64 of iv, ciphertext and tag>`, its associated data naming the
+ * endpoint and the key, so it opens in its own row only; the key id (8 hex digits of the key's
+ * SHA-256, which says nothing of the key) picks the key that opens it. The form tells start-up which
+ * rows to reseal: those of the first form (`enc:v1:<key id>:…`, bound to nothing), and those not
+ * under the first key yet.
  */
 export class SecretsCipher {
   private readonly keys: ReadonlyMap<string, Buffer>;
@@ -73,38 +98,53 @@ export class SecretsCipher {
     return SecretsCipher.fromDataDir(dataDir);
   }
 
-  seal(plaintext: string): string {
+  /** `plaintext` sealed under the first key for `endpointId`'s row. */
+  seal(plaintext: string, endpointId: string): string {
+    const { id, key } = this.current;
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
-    cipher.setAAD(ASSOCIATED_DATA);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(boundData(endpointId, id));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return `${PREFIX}${this.current.id}:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64')}`;
+    return `${BOUND}${id}:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64')}`;
   }
 
-  /** The plaintext of a sealed value; a `SecretsKeyError` when no key opens it. */
-  open(sealed: string): string {
-    const [id, data] = sealed.startsWith(PREFIX) ? sealed.slice(PREFIX.length).split(':') : [];
-    const key = id === undefined ? undefined : this.keys.get(id);
+  /**
+   * The plaintext of a value sealed for `endpointId`; a `SecretsKeyError` when no key opens it there.
+   * `firstForm`: also open a value of the first form (start-up, to reseal it).
+   */
+  open(sealed: string, endpointId: string, firstForm = false): string {
+    const bound = sealed.startsWith(BOUND);
+    if (!bound && !(firstForm && sealed.startsWith(SEALED))) {
+      throw new SecretsKeyError(
+        sealed.startsWith(SEALED)
+          ? 'a secret is sealed in the form of an earlier build, bound to no endpoint; an instance of this build reseals it when it starts'
+          : 'a stored secret is not in a form this build reads',
+      );
+    }
+    const [id, data] = sealed.slice(bound ? BOUND.length : SEALED.length).split(':');
+    const key = this.keys.get(id);
     if (key === undefined || data === undefined) {
-      throw new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY');
+      throw new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY', true);
     }
     const bytes = Buffer.from(data, 'base64');
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
-      decipher.setAAD(ASSOCIATED_DATA);
+      decipher.setAAD(bound ? boundData(endpointId, id) : FIRST_FORM_DATA);
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
       return Buffer.concat([
         decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
         decipher.final(),
       ]).toString('utf8');
     } catch {
-      throw new SecretsKeyError('a secret does not decrypt with its key: it was altered');
+      throw new SecretsKeyError(
+        'a secret does not decrypt with its key for this endpoint: it was altered, or copied from another endpoint',
+      );
     }
   }
 
-  /** Sealed under the first key: nothing to do at start-up. */
+  /** Sealed in the bound form under the first key: nothing to do at start-up (told without opening it). */
   isCurrent(value: string): boolean {
-    return value.startsWith(`${PREFIX}${this.current.id}:`);
+    return value.startsWith(`${BOUND}${this.current.id}:`);
   }
 }
 
@@ -122,7 +162,7 @@ export function secretsCipherFor(config: SecretsKeyConfig): SecretsCipher | unde
 
 /** Whether a column value is sealed (under any key), as opposed to written in clear. */
 export function isSealed(value: string): boolean {
-  return value.startsWith(PREFIX);
+  return value.startsWith(SEALED);
 }
 
 function keyId(key: Buffer): string {

@@ -9,9 +9,11 @@ export const CONFIGURED_SECRETS = 'config:WEBHOOK_SECRET';
 
 /**
  * The `secrets` column of `webhook_endpoints`. Inside, a JSON array of `{"secret", "expiresAt"?}`,
- * current first; stored sealed by the `SecretsCipher` (`enc:v1:…`). Rows written in clear before
- * (a bare JSON array) still read, until start-up seals them (`resealed`). A `config` endpoint holds
- * `CONFIGURED_SECRETS` and reads as WEBHOOK_SECRET's secrets.
+ * current first; stored sealed by the `SecretsCipher` for its endpoint's row (`enc:v1:v2:…`), so a
+ * value copied into another row does not open there. Rows written in clear before (a bare JSON array)
+ * still read, until start-up seals them; rows sealed in the first form, bound to no endpoint, open
+ * only at start-up, which reseals them (`resealed`). A `config` endpoint holds `CONFIGURED_SECRETS`
+ * and reads as WEBHOOK_SECRET's secrets.
  *
  * Every store reads and writes the column through this one class, so the claims sign with what it
  * gives, and no other code sees how it is stored.
@@ -30,7 +32,8 @@ export class SecretsColumn {
     private readonly configured: readonly string[],
   ) {}
 
-  write(secrets: readonly SigningSecret[]): string {
+  /** `secrets` sealed for `endpointId`'s row. */
+  write(secrets: readonly SigningSecret[], endpointId: string): string {
     if (this.cipher === undefined) {
       throw new SecretsKeyError('WEBHOOK_SECRETS_KEY is not set: endpoint secrets cannot be stored');
     }
@@ -40,39 +43,53 @@ export class SecretsColumn {
           expiresAtMs === undefined ? { secret } : { secret, expiresAt: expiresAtMs },
         ),
       ),
+      endpointId,
     );
   }
 
-  /** The secrets, current first; a `SecretsKeyError` when the value is sealed with a key we do not have. */
-  read(column: string): SigningSecret[] {
+  /**
+   * The secrets of `endpointId`'s row, current first; a `SecretsKeyError` when the value does not open
+   * there (a key we do not have, a value altered or sealed for another row, or of the first form).
+   */
+  read(column: string, endpointId: string): SigningSecret[] {
     if (column === CONFIGURED_SECRETS) return this.configured.map((secret) => ({ secret }));
     if (!isSealed(column)) return parse(column);
-    const known = this.opened.get(column);
+    // Remembered by row and value: the same value in another row is opened (and refused) there.
+    const remembered = `${endpointId} ${column}`;
+    const known = this.opened.get(remembered);
     if (known !== undefined) return known;
-    if (this.cipher === undefined) {
-      throw new SecretsKeyError('secrets are stored encrypted, and WEBHOOK_SECRETS_KEY is not set');
-    }
-    const secrets = parse(this.cipher.open(column));
+    const secrets = parse(this.cipherOrThrow().open(column, endpointId));
     if (this.opened.size >= 10_000) this.opened.clear();
-    this.opened.set(column, secrets);
+    this.opened.set(remembered, secrets);
     return secrets;
   }
 
   /**
-   * What start-up writes in place of `column`: sealed under the first key when it is in clear or
-   * under another key; undefined when it is right as it is (or cannot be sealed: no key). Throws a
-   * `SecretsKeyError` naming `endpointId` when it cannot be opened, so a wrong key stops start-up.
+   * What start-up writes in place of `column`: sealed for `endpointId` under the first key when it is
+   * in clear, of the first form, or under another key; undefined when it is right as it is (told by
+   * its form, without opening it), or cannot be sealed (no key). Throws a `SecretsKeyError` naming
+   * `endpointId` when its key is not configured, so a wrong key stops start-up. A value that its key
+   * does not open for this row (altered, or copied from another) is left as it is: its endpoint's
+   * deliveries are held back, and every other endpoint's go.
    */
   resealed(column: string, endpointId: string): string | undefined {
+    if (column === CONFIGURED_SECRETS || this.cipher?.isCurrent(column)) return undefined;
     let secrets: SigningSecret[];
     try {
-      secrets = this.read(column);
+      secrets = isSealed(column) ? parse(this.cipherOrThrow().open(column, endpointId, true)) : parse(column);
     } catch (error) {
       if (!(error instanceof SecretsKeyError)) throw error;
-      throw new SecretsKeyError(`${error.message} (endpoint ${endpointId})`);
+      if (!error.keyMissing) return undefined;
+      throw new SecretsKeyError(`${error.message} (endpoint ${endpointId})`, true);
     }
-    if (column === CONFIGURED_SECRETS || this.cipher === undefined || this.cipher.isCurrent(column)) return undefined;
-    return this.write(secrets);
+    return this.cipher === undefined ? undefined : this.write(secrets, endpointId);
+  }
+
+  private cipherOrThrow(): SecretsCipher {
+    if (this.cipher === undefined) {
+      throw new SecretsKeyError('secrets are stored encrypted, and WEBHOOK_SECRETS_KEY is not set', true);
+    }
+    return this.cipher;
   }
 }
 

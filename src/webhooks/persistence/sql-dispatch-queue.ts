@@ -240,7 +240,7 @@ export class SqlDispatchQueue implements DispatchQueue {
    */
   private secretsOf(endpointId: string, column: string): readonly SigningSecret[] | undefined {
     try {
-      const secrets = this.secretsColumn.read(column);
+      const secrets = this.secretsColumn.read(column, endpointId);
       if (this.unreadable.size > 0) this.unreadable.delete(endpointId);
       return secrets;
     } catch (error) {
@@ -248,8 +248,8 @@ export class SqlDispatchQueue implements DispatchQueue {
       this.unreadable.set(endpointId, Date.now() + UNREADABLE_SECRETS_RETRY_MS);
       this.logger.error(
         `Cannot sign for webhook endpoint ${endpointId}: ${error.message}. Its deliveries stay pending, ` +
-          'unsent and uncounted, until WEBHOOK_SECRETS_KEY holds the key again (tried again every minute); ' +
-          'other endpoints are not held up',
+          `unsent and uncounted, until ${error.keyMissing ? 'WEBHOOK_SECRETS_KEY holds the key again' : 'its secret opens, or is rotated with a new one'} ` +
+          '(tried again every minute); other endpoints are not held up',
       );
       return undefined;
     }

@@ -92,7 +92,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   }
 
   create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint> {
-    const secrets = this.secretsColumn.write([{ secret: endpoint.secret }]);
+    const secrets = this.secretsColumn.write([{ secret: endpoint.secret }], endpoint.id);
     const { db, dialect } = this;
     const columns = this.columns();
     // Under the endpoints' lock (PostgreSQL) or BEGIN IMMEDIATE (SQLite), the count and the insert are
@@ -207,7 +207,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
     const query = this.db.selectFrom('webhook_endpoints').select('secrets').where('id', '=', id).compile();
     const { rows } = await this.database.execute('read an endpoint secret', query);
-    return rows.length === 0 ? undefined : this.secretsColumn.read(rows[0].secrets);
+    return rows.length === 0 ? undefined : this.secretsColumn.read(rows[0].secrets, id);
   }
 
   updateSecrets(id: string, change: (secrets: readonly SigningSecret[]) => SigningSecret[]): Promise<boolean> {
@@ -224,7 +224,16 @@ export class SqlEndpointsStore extends EndpointsStore {
             .compile(),
         );
         if (rows.length === 0) return false;
-        const secrets = secretsColumn.write(change(secretsColumn.read(rows[0].secrets)));
+        let current: SigningSecret[];
+        try {
+          current = secretsColumn.read(rows[0].secrets, id);
+        } catch (error) {
+          // A value that does not open in this row (altered, or copied from another) signs nothing: a
+          // rotation replaces it. One whose key is missing stays, for the operator to give the key.
+          if (!(error instanceof SecretsKeyError) || error.keyMissing) throw error;
+          current = [];
+        }
+        const secrets = secretsColumn.write(change(current), id);
         yield* run(
           db
             .updateTable('webhook_endpoints')
@@ -310,7 +319,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   reseal(): Promise<number> {
     const { db, dialect, secretsColumn } = this;
     return this.dialect.transaction(
-      'encrypt the endpoint secrets',
+      'seal the endpoint secrets',
       function* () {
         const { rows } = yield* run(
           db

@@ -71,7 +71,7 @@ export function toEndpointDto(endpoint: Endpoint): EndpointDto {
 /** The body of `POST /webhooks/endpoints`. Unknown properties are ignored. */
 @ApiSchema({ name: 'NewEndpoint' })
 export class NewEndpointDto {
-  /** Absolute http(s), no credentials, no fragment, at most 2,048 characters; not a private or special-purpose address unless WEBHOOK_ALLOWED_NETWORKS opens it (WEBHOOK_BLOCKED_NETWORKS replaces the default list). @example "https://receiver.example/hooks/plants" */
+  /** Absolute http(s), no credentials, no fragment, at most 2,048 characters; not a private or special-purpose address, nor one in WEBHOOK_BLOCKED_NETWORKS, unless WEBHOOK_ALLOWED_NETWORKS opens it. In production (NODE_ENV=production) https, or plain http to an IP address inside WEBHOOK_ALLOWED_NETWORKS. @example "https://receiver.example/hooks/plants" */
   @IsDefined({ message: 'url is required' })
   @IsString({ message: 'url must be a string' })
   url!: string;
