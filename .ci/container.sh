@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NODE_VERSION=$(sed -n 's/^IMAGE_NODE_VERSION=//p' .ci/run)
+NODE_VERSION=$(cat .nvmrc)
 NODE_MAJOR=${NODE_VERSION%%.*}
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/plant-store-ci/container"
 IMAGE=localhost/plant-store:ci

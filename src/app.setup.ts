@@ -90,7 +90,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
     });
   }
 
-  // Only JSON is accepted: any other content type (text/plain included) is a 415.
+  // Only JSON is accepted: any other content type (text/plain included) is a 415. Nest 12 adds its
+  // default parsers (JSON and, new, urlencoded) at init unless they count as registered: so they do.
+  (app.getHttpAdapter() as FastifyAdapter).registerParserMiddleware();
   fastify.removeAllContentTypeParsers();
   app.useBodyParser('application/json', { bodyLimit: config.bodyLimit }, (_request, body, done) => {
     try {

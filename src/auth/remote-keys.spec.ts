@@ -1,12 +1,12 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { errors, exportJWK, generateKeyPair, jwtVerify, KeyLike, SignJWT } from 'jose';
+import { CryptoKey, errors, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
 import { RemoteKeys } from './remote-keys';
 
 describe('RemoteKeys (a JWKS served on 127.0.0.1)', () => {
-  let known: KeyLike;
-  let rotated: KeyLike;
+  let known: CryptoKey;
+  let rotated: CryptoKey;
   let published: object[];
   let up: boolean;
   let fetches: number;
@@ -14,17 +14,17 @@ describe('RemoteKeys (a JWKS served on 127.0.0.1)', () => {
   let clock: number;
   let keys: RemoteKeys;
 
-  const publicJwk = async (key: KeyLike, kid: string) => {
+  const publicJwk = async (key: CryptoKey, kid: string) => {
     const { n, e, kty } = await exportJWK(key);
     return { n, e, kty, kid, alg: 'RS256', use: 'sig' };
   };
-  const sign = (key: KeyLike, kid: string) =>
+  const sign = (key: CryptoKey, kid: string) =>
     new SignJWT({ sub: 's' }).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime('5m').sign(key);
   const verify = async (token: string) => (await jwtVerify(token, keys.getKey)).payload.sub;
 
   beforeAll(async () => {
-    ({ privateKey: known } = await generateKeyPair('RS256'));
-    ({ privateKey: rotated } = await generateKeyPair('RS256'));
+    ({ privateKey: known } = await generateKeyPair('RS256', { extractable: true }));
+    ({ privateKey: rotated } = await generateKeyPair('RS256', { extractable: true }));
     jwks = createServer((_req, res) => {
       fetches++;
       if (!up) return void res.writeHead(503).end();

@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import Redis from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 import { AppConfig } from '../config/app-config';
 import { CircuitBreaker } from './circuit-breaker';
+import { RedisThrottlerStorage } from './redis-throttler-storage';
 import { WindowCount, WindowCounter } from './window-counter';
 
 /** What the storage answers for a hit (the library does not export the type's name). */
@@ -36,7 +36,7 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   private readonly local = new ThrottlerStorageService();
   private readonly localWindows = new WindowCounter();
   private readonly redis?: Redis;
-  private readonly shared?: ThrottlerStorageRedisService;
+  private readonly shared?: RedisThrottlerStorage;
   private readonly breaker?: CircuitBreaker;
   private readonly fallbacks: Counter;
   private closing = false;
@@ -69,7 +69,7 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     // ioredis reports each failed reconnect here; the breaker logs the outage once.
     redis.on('error', (error: Error) => this.down(error));
     redis.on('close', () => this.down(new Error('connection closed')));
-    this.shared = new ThrottlerStorageRedisService(redis);
+    this.shared = RedisThrottlerStorage.on(redis);
   }
 
   /** Where the counters live, for the start-up log. */
@@ -117,7 +117,7 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
    * open, or when Redis fails this call (which opens the breaker).
    */
   private async counted<T>(
-    inRedis: (shared: ThrottlerStorageRedisService, redis: Redis) => Promise<T>,
+    inRedis: (shared: RedisThrottlerStorage, redis: Redis) => Promise<T>,
     inProcess: () => T | Promise<T>,
   ): Promise<T> {
     if (this.redis === undefined || this.shared === undefined) return inProcess();

@@ -83,9 +83,8 @@ export class CompiledValidationPipe extends ValidationPipe {
   /**
    * `transform`, answered at once when the stock pipe would not validate the value, or when the
    * compiled path takes it (the instance, or the exception thrown); otherwise the stock pipe's
-   * promise. For a pipe that hands the answer on as it is (`RequestValidationPipe`): Nest's router
-   * goes on synchronously after a pipe that answers at once (patches/README.md), so a valid body or
-   * query costs no promise.
+   * promise. For a pipe that hands the answer on as it is (`RequestValidationPipe`): a valid body or
+   * query costs no promise of its own (docs/nest-router-proposal.md has the router's).
    */
   transformNow(value: unknown, metadata: ArgumentMetadata): unknown {
     // What the stock pipe hands on without validating (no type, a primitive, a custom decorator's

@@ -72,8 +72,8 @@ describe('RequestValidationPipe answers', () => {
   const pipe = new RequestValidationPipe();
   const body = (metatype: ArgumentMetadata['metatype']): ArgumentMetadata => ({ type: 'body', metatype, data: '' });
 
-  // Nest's router (patched, patches/README.md) goes on without a promise after a pipe that answers
-  // at once: a path id and a flat DTO are answered so, as a value or a thrown 400.
+  // A path id and a flat DTO are answered at once, as a value or a thrown 400, without a promise of
+  // the pipe's own (docs/nest-router-proposal.md).
   it('should hand a bigint parameter on as it is, at once', () => {
     const metadata: ArgumentMetadata = { type: 'param', metatype: BigInt as never, data: 'id' };
     expect(pipe.transform('42', metadata)).toBe('42');

@@ -1,6 +1,6 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { exportJWK, exportSPKI, generateKeyPair, JWTPayload, KeyLike, SignJWT } from 'jose';
+import { CryptoKey, exportJWK, exportSPKI, generateKeyPair, JWTPayload, SignJWT } from 'jose';
 import { request } from '../support/http';
 import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
 
@@ -11,13 +11,13 @@ const INVALID = { error: 401, message: 'Bearer token is invalid or expired' };
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', () => {
-  let key: KeyLike;
-  let otherKey: KeyLike;
+  let key: CryptoKey;
+  let otherKey: CryptoKey;
   let jwks: Server;
   let jwksUp = true;
   let server: TestApp;
 
-  const sign = (claims: JWTPayload = {}, options: { signer?: KeyLike; kid?: string; alg?: string } = {}) =>
+  const sign = (claims: JWTPayload = {}, options: { signer?: CryptoKey; kid?: string; alg?: string } = {}) =>
     new SignJWT({ sub: 'client-1', ...claims })
       .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? 'main' })
       .setIssuer(claims.iss ?? ISSUER)
@@ -30,8 +30,8 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
     request(`${server.url}/plants`, { body: { id, name: 'Jwt' }, auth: `Bearer ${token}` });
 
   beforeAll(async () => {
-    ({ privateKey: key } = await generateKeyPair('RS256'));
-    ({ privateKey: otherKey } = await generateKeyPair('RS256'));
+    ({ privateKey: key } = await generateKeyPair('RS256', { extractable: true }));
+    ({ privateKey: otherKey } = await generateKeyPair('RS256', { extractable: true }));
     // The public half only: n and e of the signing key.
     const { n, e, kty } = await exportJWK(key);
     const published = { keys: [{ n, e, kty, kid: 'main', alg: 'RS256', use: 'sig' }] };
@@ -148,7 +148,7 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
 
   describe('with a PEM public key instead of a JWKS', () => {
     let pemServer: TestApp;
-    let pemKey: KeyLike;
+    let pemKey: CryptoKey;
     beforeAll(async () => {
       const { publicKey, privateKey } = await generateKeyPair('ES256');
       pemKey = privateKey;

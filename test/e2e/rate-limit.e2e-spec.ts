@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Controller, Get } from '@nestjs/common';
 import Redis from 'ioredis';
-import { exportSPKI, generateKeyPair, KeyLike, SignJWT } from 'jose';
+import { CryptoKey, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { Public } from '../../src/auth/public.decorator';
 import { eventually } from '../support/eventually';
 import { request } from '../support/http';
@@ -115,7 +115,7 @@ describe('rate limit (e2e)', () => {
 
   describe('with JWTs', () => {
     let server: TestApp;
-    let key: KeyLike;
+    let key: CryptoKey;
     const sign = (sub: string, jti: string) =>
       new SignJWT({ sub, jti })
         .setProtectedHeader({ alg: 'ES256' })
