@@ -82,7 +82,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // the rest of the body is read (CONTRACT "Request bodies").
   const drain = drainLimits(config.bodyLimit);
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    const early = !request.raw.complete;
+    // `complete` is Node's (app.inject's stand-in request has none, and no body still arriving).
+    const early = request.raw.complete === false;
     if (shutdown.raised || early) void reply.header('connection', 'close');
     if (early) drainThenClose(request.raw, request.id, reply.statusCode, drain);
     done(null, payload);
