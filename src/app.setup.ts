@@ -9,6 +9,7 @@ import { AppConfig, TrustProxy } from './config/app-config';
 import { ShutdownSignal } from './lifecycle/shutdown-signal';
 import { parseJsonBody } from './platform/json-body.parser';
 import { securityHeadersFor } from './platform/security-headers';
+import { drainLimits, drainThenClose } from './platform/early-answer-drain';
 import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
@@ -77,8 +78,14 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
     done();
   });
   // While shutting down, every answer tells the client not to send another request on this connection.
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (shutdown.raised) void reply.header('connection', 'close');
+  // An answer given before its body has arrived (413, 415, a 401 before the body) closes it too, once
+  // the rest of the body is read (CONTRACT "Request bodies").
+  const drain = drainLimits(config.bodyLimit);
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    // `complete` is Node's (app.inject's stand-in request has none, and no body still arriving).
+    const early = request.raw.complete === false;
+    if (shutdown.raised || early) void reply.header('connection', 'close');
+    if (early) drainThenClose(request.raw, request.id, reply.statusCode, drain);
     done(null, payload);
   });
   if (config.corsOrigins.length > 0) {

@@ -31,9 +31,8 @@ async function bootstrap(): Promise<void> {
   const logger = new Logger('PlantStore');
   const token = app.get(AccessTokenVerifier).developmentToken;
   if (token !== undefined) {
-    const port = new URL(url).port;
     logger.warn(
-      `Development token: ${token}\n  curl -X POST http://localhost:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
+      `Development token: ${token}\n  curl -X POST ${url}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
     );
   }
   logger.log(

@@ -93,6 +93,7 @@ export type TrustProxy = false | number | readonly string[];
  */
 export abstract class AppConfig {
   abstract readonly port: number;
+  /** HOST: by default every interface in production (the image), only the loopback interface otherwise. */
   abstract readonly host: string;
   abstract readonly database: DatabaseConfig;
   /** Accepted static bearer tokens; none and no JWT means "make a development token" (never in production). */

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
     it('should use the documented defaults', () => {
       expect(loadConfig({})).toEqual({
         port: 3000,
-        host: '0.0.0.0',
+        host: '127.0.0.1',
         database: { kind: 'sqlite', path: resolve('data/plants.db') },
         authTokens: [],
         adminTokens: [],
@@ -26,6 +26,14 @@ describe('loadConfig', () => {
         webhooks: expect.objectContaining({ configured: { urls: [], secrets: [] } }),
         timeouts: { shutdownMs: 10000, keepAliveMs: 75000, requestMs: 30000 },
       });
+    });
+
+    it('should listen on the loopback interface only outside production, and on every interface in production', () => {
+      expect(loadConfig({}).host).toBe('127.0.0.1');
+      expect(loadConfig({ NODE_ENV: 'development' }).host).toBe('127.0.0.1');
+      expect(loadConfig({ NODE_ENV: 'production', AUTH_TOKENS: '1'.repeat(32) }).host).toBe('0.0.0.0');
+      expect(loadConfig({ NODE_ENV: 'production', AUTH_TOKENS: '1'.repeat(32), HOST: '' }).host).toBe('0.0.0.0');
+      expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     });
 
     it('should treat empty variables as unset', () => {

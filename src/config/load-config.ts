@@ -73,7 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
 
   return {
     port: vars.PORT ?? 3000,
-    host: vars.HOST ?? '0.0.0.0',
+    // Outside production the service may print a development token: only this machine can use it.
+    host: vars.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     database,
     authTokens,
     adminTokens,

@@ -28,6 +28,9 @@ const ERROR_HEADERS = { ...API_SECURITY_HEADERS, 'content-type': 'application/js
 export function clientErrorHandler(requestTimeoutMs: number): (error: NodeJS.ErrnoException, socket: Socket) => void {
   return (error, socket) => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // Its write side is closed: the connection carried its last answer and is being drained
+    // (platform/early-answer-drain.ts); REQUEST_TIMEOUT_MS then ends the drain, with no second answer.
+    if (!socket.writable) return void socket.destroy();
     const body = connectionErrorBody(error.code, requestTimeoutMs);
     logger.log(
       `Answered ${body.error} before any route, from ${socket.remoteAddress ?? 'an unknown address'}: ${body.message}`,

@@ -147,13 +147,15 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
 
   describe('when no AUTH_TOKENS are configured outside production', () => {
     it('should make a development token, keep it in the data folder, and print a ready curl line', async () => {
-      service = await startService(env({ AUTH_TOKENS: '' }));
+      // HOST unset: the default outside production, the loopback interface only.
+      service = await startService(env({ AUTH_TOKENS: '', HOST: '' }));
       const token = readFileSync(join(dir, 'dev-token'), 'utf8').trim();
       expect(statSync(join(dir, 'dev-token')).mode & 0o777).toBe(0o600);
       const port = new URL(service.url).port;
+      expect(service.url).toBe(`http://127.0.0.1:${port}`);
       expect(service.logs().map((line) => line.msg)).toContainEqual(
         expect.stringContaining(
-          `curl -X POST http://localhost:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
+          `curl -X POST http://127.0.0.1:${port}/plants -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"id": 1, "name": "Monstera", "tag": "tropical"}'`,
         ),
       );
       expect((await create(service.url, { id: 1, name: 'Monstera' }, token)).status).toBe(200);
