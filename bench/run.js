@@ -24,6 +24,7 @@ const { join } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
+const { runAuthFailuresBench } = require('./auth-failures');
 const { runSoak } = require('./soak');
 const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
@@ -349,6 +350,11 @@ async function main() {
           seeded: SEEDED,
         })
       : undefined;
+  // 20,000 failing client addresses while an authenticated client reads (not in the smoke run).
+  const authFailures =
+    (ONLY === undefined && !SMOKE) || ONLY === 'auth-failures'
+      ? await runAuthFailuresBench({ median, start, stop, freshStore, rounds: ROUNDS, token: TOKEN })
+      : undefined;
   const startups = [];
   for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
 
@@ -375,6 +381,7 @@ async function main() {
     results,
     webhook,
     tracing,
+    authFailures,
   };
   console.log(
     '\n| scenario | service req/s | baseline req/s | ratio | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',
