@@ -7,33 +7,40 @@ export interface WindowCount {
 }
 
 interface Window {
+  readonly key: string;
   count: number;
-  endsAt: number;
+  readonly endsAt: number;
+  /** Which table holds it, and where. */
+  limited: boolean;
+  slot: number;
 }
 
 /**
  * Fixed-window counters in this process, in bounded memory and with bounded work per hit whatever the
- * number of keys (client addresses: one IPv6 client alone has 2^64 of them). At most `capacity` keys
- * at or below their limit (`counting`) and `capacity` keys past it (`limited`), each table in the
- * order its keys entered it; a hit looks at the key's own entry and at most the oldest of each table.
+ * number of keys (client addresses: one IPv6 client alone has 2^64 of them). Two tables of `capacity`
+ * places each, taken in turn like a ring: `counting` for keys at or below their limit, `limited` for
+ * keys past it. A hit looks at its key's entry and at most the next place of each table.
  *
- * - A new key when `counting` is full takes the place of its oldest entry, ended or not: that key's
- *   count starts again. It is one of `capacity` newer keys, each with its own limit.
- * - A key past its limit moves to `limited` and stays there until its window ends; nothing removes it
- *   sooner. Its place is freed when its window has ended and it is the oldest there.
- * - When a key passes its limit while `limited` is full of windows still running, the counter cannot
- *   hold it. It then counts every key it does not hold as limited, until that key's window would have
- *   ended: so that key stays limited, and so do new keys meanwhile (fail closed). Keys it holds keep
- *   their own counts. The failed-authentication limit never refuses a valid credential, so this costs
- *   a client with a wrong token a 429 instead of a 401, and a real user nothing.
+ * - A new key takes the next place of `counting`: a key held there loses its count (it starts again),
+ *   after `capacity` newer keys, each with its own limit.
+ * - A key past its limit takes the next place of `limited`, and holds it until its window ends:
+ *   nothing removes it sooner.
+ * - If that place holds a window still running, `capacity` keys passed their limit since it did,
+ *   within one window. The counter then cannot hold the new one, and counts every key it does not hold
+ *   as limited until that key's window would have ended: that key stays limited, and so do new keys
+ *   meanwhile (fail closed). Keys it holds keep their own counts. The failed-authentication limit
+ *   never refuses a valid credential, so this costs a client with a wrong token a 429 instead of a
+ *   401, and a real user nothing.
  *
- * With windows of one length (the limiters use one each), `counting` is in the order its windows end.
- * `limited` is in the order its keys passed their limit, which a key whose window started sooner may
- * have passed later: its place is then freed after the one before it, at most one window late.
+ * The places are arrays, not a Map's order: a Map whose oldest entries are deleted keeps their slots
+ * until it rehashes, and finding its first live entry means skipping them all.
  */
 export class WindowCounter {
-  private readonly counting = new Map<string, Window>();
-  private readonly limited = new Map<string, Window>();
+  private readonly windows = new Map<string, Window>();
+  private readonly counting: (Window | undefined)[];
+  private readonly limited: (Window | undefined)[];
+  private nextCounting = 0;
+  private nextLimited = 0;
   /** Until when every key not held counts as limited (see above). */
   private saturatedUntil = 0;
   private visited = 0;
@@ -41,41 +48,40 @@ export class WindowCounter {
   constructor(
     private readonly capacity = 10_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.counting = new Array<Window | undefined>(capacity).fill(undefined);
+    this.limited = new Array<Window | undefined>(capacity).fill(undefined);
+  }
 
   /** Counts one hit of `key`, in a window of `windowMs` that its first hit starts; `limit` hits pass. */
   hit(key: string, windowMs: number, limit: number): WindowCount {
     const now = this.now();
-    const limited = this.limited.get(key);
-    if (limited !== undefined) {
-      this.visited++;
-      if (limited.endsAt > now) return { limited: true, resetInMs: limited.endsAt - now };
-      this.limited.delete(key);
-    }
-    let window = this.counting.get(key);
+    let window = this.windows.get(key);
     if (window !== undefined) {
       this.visited++;
       if (window.endsAt <= now) {
-        this.counting.delete(key);
+        this.forget(window);
         window = undefined;
+      } else if (window.limited) {
+        return { limited: true, resetInMs: window.endsAt - now };
       }
     }
     if (window === undefined) {
       if (now < this.saturatedUntil) return { limited: true, resetInMs: this.saturatedUntil - now };
-      if (this.counting.size >= this.capacity) this.counting.delete(this.oldest(this.counting)[0]);
-      window = { count: 0, endsAt: now + windowMs };
-      this.counting.set(key, window);
+      window = this.take(key, now + windowMs);
     }
     if (++window.count <= limit) return { limited: false, resetInMs: window.endsAt - now };
-    this.counting.delete(key);
-    if (this.limitedHasRoom(now)) this.limited.set(key, window);
-    else this.saturatedUntil = Math.max(this.saturatedUntil, window.endsAt);
+    this.counting[window.slot] = undefined;
+    if (!this.promote(window, now)) {
+      this.windows.delete(key);
+      this.saturatedUntil = Math.max(this.saturatedUntil, window.endsAt);
+    }
     return { limited: true, resetInMs: window.endsAt - now };
   }
 
   /** The keys held, limited or not: the memory the counter takes, at most twice its capacity. */
   get size(): number {
-    return this.counting.size + this.limited.size;
+    return this.windows.size;
   }
 
   /** The entries looked at by every hit so far: the counter's work, whatever the number of keys. */
@@ -83,16 +89,39 @@ export class WindowCounter {
     return this.visited;
   }
 
-  private limitedHasRoom(now: number): boolean {
-    if (this.limited.size < this.capacity) return true;
-    const [key, window] = this.oldest(this.limited);
-    if (window.endsAt > now) return false;
-    this.limited.delete(key);
+  /** The next place of `counting` for a new key; a key held there loses its count. */
+  private take(key: string, endsAt: number): Window {
+    const slot = this.nextCounting;
+    this.nextCounting = (slot + 1) % this.capacity;
+    const previous = this.counting[slot];
+    if (previous !== undefined) {
+      this.visited++;
+      this.windows.delete(previous.key);
+    }
+    const window: Window = { key, count: 0, endsAt, limited: false, slot };
+    this.counting[slot] = window;
+    this.windows.set(key, window);
+    return window;
+  }
+
+  /** Moves a key past its limit to the next place of `limited`, unless a window still runs there. */
+  private promote(window: Window, now: number): boolean {
+    const slot = this.nextLimited;
+    const previous = this.limited[slot];
+    if (previous !== undefined) {
+      this.visited++;
+      if (previous.endsAt > now) return false;
+      this.windows.delete(previous.key);
+    }
+    window.limited = true;
+    window.slot = slot;
+    this.limited[slot] = window;
+    this.nextLimited = (slot + 1) % this.capacity;
     return true;
   }
 
-  private oldest(table: Map<string, Window>): [string, Window] {
-    this.visited++;
-    return table.entries().next().value as [string, Window];
+  private forget(window: Window): void {
+    (window.limited ? this.limited : this.counting)[window.slot] = undefined;
+    this.windows.delete(window.key);
   }
 }
