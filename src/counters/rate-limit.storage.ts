@@ -18,8 +18,9 @@ const CONNECT_WAIT_MS = 2000;
 const COMMAND_TIMEOUT_MS = 500;
 /**
  * Keys the in-process window counter holds at or below their limit, and as many past it: about 5 MB
- * with the failed authentications' keys (measured: 233 bytes a key). 10,000 addresses past the
- * default limit (600 a minute) are 100,000 failures a second, more than one instance answers.
+ * with the failed authentications' keys (measured: 264 bytes a key, places included). 10,000
+ * addresses past the default limit (600 a minute) are 100,000 failures a second, more than one
+ * instance answers.
  */
 const WINDOW_CAPACITY = 10_000;
 /** After a failure, requests are counted here, and Redis is probed once, this often, until it answers. */
