@@ -26,6 +26,7 @@ const { join } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
+const { runAuthFailuresBench } = require('./auth-failures');
 const { runSoak } = require('./soak');
 const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
 const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
@@ -364,6 +365,11 @@ async function main() {
           seeded: SEEDED,
         })
       : undefined;
+  // 20,000 failing client addresses while an authenticated client reads (not in the smoke run).
+  const authFailures =
+    (ONLY === undefined && !SMOKE) || ONLY === 'auth-failures'
+      ? await runAuthFailuresBench({ median, start, stop, freshStore, rounds: ROUNDS, token: TOKEN })
+      : undefined;
   const startups = [];
   for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
 
@@ -388,6 +394,7 @@ async function main() {
     results,
     webhook,
     tracing,
+    authFailures,
   };
   console.log(
     '\n| scenario | service req/s | baseline req/s | ratio | stock-nest req/s | ratio to stock-nest | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',

@@ -1,6 +1,7 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RateLimitStorage } from '../counters/rate-limit.storage';
+import { clientNetwork } from './client-network';
 
 const WINDOW_MS = 60_000;
 
@@ -18,10 +19,11 @@ export class TooManyAuthFailuresException extends HttpException {
 }
 
 /**
- * Counts failed authentications per client address (`request.ip`, as TRUST_PROXY resolves it), in
- * the shared counters (Redis when REDIS_URL is set). Past AUTH_FAILURES_PER_MINUTE, a request from
- * that address without a valid credential is answered 429 instead of 401; a valid credential is
- * never counted nor refused, so a flood from a shared address does not lock out its real users.
+ * Counts failed authentications per client address (`request.ip`, as TRUST_PROXY resolves it; an
+ * IPv6 client by its /64, see `clientNetwork`), in the shared counters (Redis when REDIS_URL is set).
+ * Past AUTH_FAILURES_PER_MINUTE, a request from that address without a valid credential is answered
+ * 429 instead of 401; a valid credential is never counted nor refused, so a flood from a shared
+ * address does not lock out its real users. A failure costs the same at any number of addresses.
  */
 @Injectable()
 export class AuthFailureLimiter {
@@ -39,8 +41,9 @@ export class AuthFailureLimiter {
    * limit); resolves with what to answer: the 401 itself, or a 429 past the limit.
    */
   async failed(address: string, unauthorized: HttpException): Promise<HttpException> {
-    const { count, resetInMs } = await this.counters.hit(`plant-store:auth-failures:${address}`, WINDOW_MS);
-    if (count <= this.perMinute) return unauthorized;
+    const key = `plant-store:auth-failures:${clientNetwork(address)}`;
+    const { limited, resetInMs } = await this.counters.hit(key, WINDOW_MS, this.perMinute);
+    if (!limited) return unauthorized;
     return new TooManyAuthFailuresException(Math.max(1, Math.ceil(resetInMs / 1000)), this.perMinute);
   }
 }

@@ -56,6 +56,23 @@ describe('failed authentications per client address (e2e)', () => {
       // Another address has its own count, as TRUST_PROXY resolves it.
       expect((await plants('Bearer wrong-1', '198.51.100.8')).status).toBe(401);
     });
+
+    it('should count an IPv6 client by its /64, and an IPv4-mapped address as its IPv4 address', async () => {
+      const seen = [];
+      for (const from of ['2001:db8:1:2::a', '2001:db8:1:2::b', '2001:db8:1:2:ffff::1', '2001:db8:1:2::c']) {
+        seen.push((await plants('Bearer wrong', from)).status);
+      }
+      expect(seen).toEqual([401, 401, 401, 429]);
+      // The next /64 is another client.
+      expect((await plants('Bearer wrong', '2001:db8:1:3::a')).status).toBe(401);
+
+      for (const from of ['198.51.100.9', '::ffff:198.51.100.9', '198.51.100.9']) {
+        expect((await plants('Bearer wrong', from)).status).toBe(401);
+      }
+      const mapped = await plants('Bearer wrong', '::ffff:198.51.100.9');
+      expect(mapped.status).toBe(429);
+      expect(mapped.body).toEqual(LIMITED);
+    });
   });
 
   describe('with REDIS_URL: two instances share the count', () => {
