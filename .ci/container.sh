@@ -108,7 +108,8 @@ say "no compiler in the build stage; node dist/main.js as $user, NODE_ENV=produc
 VOLUME="plant-store-ci-$$"
 names=()
 cleanup() {
-  for name in "${names[@]}"; do podman rm -f "$name" >/dev/null 2>&1 || true; done
+  # -v: also the anonymous volume of /app/data (VOLUME) that a container without -v gets.
+  for name in "${names[@]}"; do podman rm -f -v "$name" >/dev/null 2>&1 || true; done
   podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
