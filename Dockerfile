@@ -12,13 +12,17 @@ RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts/check-node.js ./scripts/
 COPY src ./src
-# Production dependencies only; of better-sqlite3, no SQLite sources and only this platform's addon
-# (the sources and the other platforms' addons are two thirds of its package).
+# Production dependencies only; of better-sqlite3, no SQLite sources and only the addon it picks on this
+# platform (its own choice, glibc or musl; the sources and the other platforms' addons are nine tenths of
+# its package), then a query through it, so a platform without a prebuilt addon fails here, not at start.
 RUN npm run build \
  && npm prune --omit=dev --omit=optional --no-audit --no-fund \
  && cd node_modules/better-sqlite3 \
  && rm -rf deps src binding.gyp \
- && find prebuilds -type f ! -name "$(node -p 'process.platform + "-" + process.arch').node" -delete
+ && addon=$(node -p "require('path').basename(require('./lib/binding').getPrebuildPath() || 'none')") \
+ && find prebuilds -type f ! -name "$addon" -delete \
+ && cd /app \
+ && node -e "new (require('better-sqlite3'))(':memory:').prepare('SELECT 1').get()"
 
 # --- runtime: production dependencies and dist/ only, as the unprivileged node user
 FROM ${NODE_IMAGE} AS runtime

