@@ -3,8 +3,10 @@
  * variables ask for it (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_TRACES_EXPORTER`, other than `none`).
  * The standard `OTEL_*` names set the rest (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`,
  * `OTEL_RESOURCE_ATTRIBUTES`, the exporter's protocol, endpoint, headers and timeout, `OTEL_BSP_*`).
- * The trace SDK alone (`sdk-trace-node`), not `sdk-node`, which would ship metrics, logs and gRPC
- * exporters the service does not use.
+ * The trace SDK alone (`sdk-trace`, with the AsyncLocalStorage context manager), not `sdk-node`, which
+ * would ship metrics, logs and gRPC exporters the service does not use. The trace SDK 3 reads no
+ * variable itself: the sampler's and the batch processor's are read here (`sampler-from-env.ts`,
+ * `span-pipeline.ts`), the exporters and the resource detectors still read theirs.
  *
  * What it costs is decided per request, and an unsampled request costs next to nothing: the server
  * span is ours, made from Fastify's first hook once the sampler has decided (`request-spans.ts`;
@@ -15,38 +17,38 @@
  * `main.ts` imports this first, before Nest, Fastify, pg or undici are loaded, as the
  * instrumentations require (they patch modules as they are first required).
  */
-import { diag, DiagLogLevel } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { subscribe } from 'node:diagnostics_channel';
 // Used as types only (so erased at build): nothing of the SDK is loaded unless tracing is on.
 import * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
 import * as OtlpProto from '@opentelemetry/exporter-trace-otlp-proto';
+import * as ContextAsyncHooks from '@opentelemetry/context-async-hooks';
 import * as Core from '@opentelemetry/core';
 import * as Instrumentation from '@opentelemetry/instrumentation';
 import * as IORedis from '@opentelemetry/instrumentation-ioredis';
 import * as Pg from '@opentelemetry/instrumentation-pg';
 import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as Resources from '@opentelemetry/resources';
-import * as TraceBaseConfig from '@opentelemetry/sdk-trace-base/build/src/config';
-import * as TraceBase from '@opentelemetry/sdk-trace-base';
-import * as TraceNode from '@opentelemetry/sdk-trace-node';
+import * as TraceSdk from '@opentelemetry/sdk-trace';
 import { FastifyInstance } from 'fastify';
 import { originOf } from './logging/host-of';
 import * as RequestSpans from './platform/request-spans';
+import * as SamplerFromEnv from './platform/sampler-from-env';
 import * as SamplingFirstModule from './platform/sampling-first';
 import * as SpanPipeline from './platform/span-pipeline';
 import { SpanTally, spanTally, tracingRequested } from './platform/trace-context';
 
-let provider: TraceNode.NodeTracerProvider | undefined;
+let provider: TraceSdk.TracerProvider | undefined;
 /**
  * The exporter the standard variables ask for: OTLP over HTTP, protobuf (the default) or JSON
  * (`OTEL_EXPORTER_OTLP_PROTOCOL`, or its traces variant), or `console`. The exporter reads the
  * endpoint, headers and timeout variables itself. gRPC is not shipped (it would add ~45 MiB to the
  * image); asking for it stops start-up with one line.
  */
-function exporterFromEnv(env: NodeJS.ProcessEnv): TraceBase.SpanExporter {
+function exporterFromEnv(env: NodeJS.ProcessEnv): TraceSdk.SpanExporter {
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
   if (env.OTEL_TRACES_EXPORTER === 'console') {
-    return new (require('@opentelemetry/sdk-trace-base') as typeof TraceBase).ConsoleSpanExporter();
+    return new (require('@opentelemetry/sdk-trace') as typeof TraceSdk).ConsoleSpanExporter();
   }
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
   if (protocol === 'http/json') {
@@ -62,7 +64,8 @@ function exporterFromEnv(env: NodeJS.ProcessEnv): TraceBase.SpanExporter {
 }
 
 function startTracing(): void {
-  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof TraceNode;
+  const { TracerProvider } = require('@opentelemetry/sdk-trace') as typeof TraceSdk;
+  const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks') as typeof ContextAsyncHooks;
   const { defaultResource, detectResources, envDetector, hostDetector, processDetector } =
     require('@opentelemetry/resources') as typeof Resources;
   const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof Instrumentation;
@@ -72,16 +75,15 @@ function startTracing(): void {
   const { diagnosticsLogger, spanProcessorFromEnv } = require('./platform/span-pipeline') as typeof SpanPipeline;
   const { traceRequests } = require('./platform/request-spans') as typeof RequestSpans;
   const { SamplingFirst } = require('./platform/sampling-first') as typeof SamplingFirstModule;
-  const { buildSamplerFromEnv } = require('@opentelemetry/sdk-trace-base/build/src/config') as typeof TraceBaseConfig;
+  const { samplerFromEnv } = require('./platform/sampler-from-env') as typeof SamplerFromEnv;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof Core;
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The SDK's own warnings and errors (a failed export, spans dropped) are written, not swallowed.
   diag.setLogger(diagnosticsLogger(), DiagLogLevel.WARN);
-  // The sampler the standard variables name (OTEL_TRACES_SAMPLER and its argument), built by the SDK's
-  // own function, as the provider would; asked first for each request (`sampling-first.ts`). An
-  // invalid value is logged twice: the provider builds its default config all the same.
-  const sampling = new SamplingFirst(buildSamplerFromEnv());
-  provider = new NodeTracerProvider({
+  // The sampler the standard variables name (OTEL_TRACES_SAMPLER and its argument), of the SDK's own
+  // samplers; asked first for each request (`sampling-first.ts`).
+  const sampling = new SamplingFirst(samplerFromEnv(process.env));
+  provider = new TracerProvider({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector), the host and the process.
     resource: defaultResource().merge(detectResources({ detectors: [envDetector, hostDetector, processDetector] })),
     sampler: sampling.sampler,
@@ -89,9 +91,11 @@ function startTracing(): void {
     spanProcessors: [spanProcessorFromEnv(exporterFromEnv(process.env), process.env, spanTally)],
   });
   // The global provider, AsyncLocalStorage context, and W3C trace context propagation: `traceparent`
-  // and `tracestate` only. Not the default's W3C baggage: nothing here reads a caller's baggage, and
-  // none is ever sent on (to a webhook receiver, an identity provider).
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  // and `tracestate` only. Not W3C baggage: nothing here reads a caller's baggage, and none is ever
+  // sent on (to a webhook receiver, an identity provider).
+  trace.setGlobalTracerProvider(provider);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   // The server span of each request, from the hooks of the Fastify instance Nest makes (Fastify
   // announces each new instance on this channel).
   const tracer = provider.getTracer('plant-store');

@@ -1,14 +1,15 @@
 import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BasicTracerProvider,
   InMemorySpanExporter,
   ParentBasedSampler,
   Sampler,
   SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import Fastify, { FastifyInstance } from 'fastify';
 import { traceRequests } from './request-spans';
 import { SamplingFirst } from './sampling-first';
@@ -21,7 +22,10 @@ describe('traceRequests (the server span of each request)', () => {
   let activeInHandler: (string | undefined)[];
 
   // The AsyncLocalStorage context manager and the W3C propagator, as src/tracing.ts registers them.
-  beforeAll(() => new NodeTracerProvider().register());
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
   afterAll(() => {
     context.disable();
     propagation.disable();
@@ -29,10 +33,10 @@ describe('traceRequests (the server span of each request)', () => {
 
   async function appSampling(sampler: Sampler): Promise<void> {
     const sampling = new SamplingFirst(sampler);
-    const provider = new BasicTracerProvider({
+    const provider = new TracerProvider({
       sampler,
       idGenerator: sampling,
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
     app = Fastify();
     traceRequests(app, provider.getTracer('test'), sampling);

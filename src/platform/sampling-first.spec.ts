@@ -1,15 +1,15 @@
 import { Context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import {
-  BasicTracerProvider,
   InMemorySpanExporter,
   ParentBasedSampler,
   Sampler,
   SamplingDecision,
   SimpleSpanProcessor,
   TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-base';
-import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/config';
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import { samplerFromEnv } from './sampler-from-env';
 import { SamplingFirst } from './sampling-first';
 
 /** A sampler that keeps the root spans whose trace id ends in an even digit, and says which ids it saw. */
@@ -27,10 +27,10 @@ class EvenTraceIds implements Sampler {
 function tracerWith(sampler: Sampler) {
   const sampling = new SamplingFirst(sampler);
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     sampler,
     idGenerator: sampling,
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
   });
   return { sampling, tracer: provider.getTracer('test'), exporter };
 }
@@ -82,26 +82,21 @@ describe('SamplingFirst (the decision before any span)', () => {
     expect(exporter.getFinishedSpans()).toHaveLength(1);
   });
 
-  it('should sample the ratio OTEL_TRACES_SAMPLER_ARG asks for, with the sampler the SDK builds from the variables', () => {
-    const saved = { ...process.env };
-    process.env.OTEL_TRACES_SAMPLER = 'parentbased_traceidratio';
-    process.env.OTEL_TRACES_SAMPLER_ARG = '0.25';
-    try {
-      const { sampling, tracer, exporter } = tracerWith(buildSamplerFromEnv());
-      let kept = 0;
-      for (let i = 0; i < 4000; i++) {
-        const span = sampling.startSpan(tracer, 'GET', SpanKind.SERVER, ROOT_CONTEXT);
-        if (span === undefined) continue;
-        kept++;
-        span.end();
-      }
-      // 1,000 expected; the standard deviation is ~27.
-      expect(kept).toBeGreaterThan(850);
-      expect(kept).toBeLessThan(1150);
-      // The SDK agreed every time: each decision made a sampled span, and it asked the same sampler.
-      expect(exporter.getFinishedSpans()).toHaveLength(kept);
-    } finally {
-      process.env = saved;
+  it('should sample the ratio OTEL_TRACES_SAMPLER_ARG asks for, with the sampler built from the variables', () => {
+    const { sampling, tracer, exporter } = tracerWith(
+      samplerFromEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }),
+    );
+    let kept = 0;
+    for (let i = 0; i < 4000; i++) {
+      const span = sampling.startSpan(tracer, 'GET', SpanKind.SERVER, ROOT_CONTEXT);
+      if (span === undefined) continue;
+      kept++;
+      span.end();
     }
+    // 1,000 expected; the standard deviation is ~27.
+    expect(kept).toBeGreaterThan(850);
+    expect(kept).toBeLessThan(1150);
+    // The SDK agreed every time: each decision made a sampled span, and it asked the same sampler.
+    expect(exporter.getFinishedSpans()).toHaveLength(kept);
   });
 });

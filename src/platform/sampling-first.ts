@@ -1,6 +1,6 @@
 import { Context, isSpanContextValid, Span, SpanKind, TimeInput, trace, Tracer } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
-import { IdGenerator, RandomIdGenerator, Sampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
+import { IdGenerator, RandomIdGenerator, Sampler, SamplingDecision } from '@opentelemetry/sdk-trace';
 
 /**
  * The sampling decision taken before any span is made, so that an unsampled request costs only the

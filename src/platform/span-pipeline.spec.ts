@@ -1,5 +1,5 @@
 import { ExportResult, ExportResultCode } from '@opentelemetry/core';
-import { BasicTracerProvider, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { ReadableSpan, SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { spanProcessorFromEnv } from './span-pipeline';
 import { SpanTally } from './trace-context';
 
@@ -24,7 +24,7 @@ class HeldExporter implements SpanExporter {
 /** Ends `count` spans through a provider with `processor`; the exporter answers after each export starts. */
 async function endSpans(exporter: HeldExporter, env: NodeJS.ProcessEnv, count: number): Promise<SpanTally> {
   const tally: SpanTally = { exported: 0, dropped: 0, failed: 0 };
-  const provider = new BasicTracerProvider({ spanProcessors: [spanProcessorFromEnv(exporter, env, tally)] });
+  const provider = new TracerProvider({ spanProcessors: [spanProcessorFromEnv(exporter, env, tally)] });
   const tracer = provider.getTracer('test');
   for (let i = 0; i < count; i++) tracer.startSpan(`span ${i}`).end();
   const shutdown = provider.shutdown();
@@ -54,6 +54,19 @@ describe('spanProcessorFromEnv', () => {
     // The first batch of 50 leaves at once and is held; 100 wait in the queue; the other 100 are dropped.
     expect(tally).toEqual({ exported: 150, dropped: 100, failed: 0 });
     expect(exporter.batches).toEqual([50, 50, 50]);
+  });
+
+  it('should give up an export after OTEL_BSP_EXPORT_TIMEOUT ms', async () => {
+    const exporter = new HeldExporter(ExportResultCode.SUCCESS);
+    const provider = new TracerProvider({
+      spanProcessors: [
+        spanProcessorFromEnv(exporter, { OTEL_BSP_EXPORT_TIMEOUT: '20' }, { exported: 0, dropped: 0, failed: 0 }),
+      ],
+    });
+    provider.getTracer('test').startSpan('never answered').end();
+    // The exporter never answers: the shutdown's flush gives up (the SDK's default would wait 30 s).
+    await expect(provider.shutdown()).rejects.toThrow('Timeout');
+    expect(exporter.batches).toEqual([1]);
   });
 
   it('should count the spans of an export the collector did not accept', async () => {

@@ -1,5 +1,5 @@
 import { Attributes, Counter, createNoopMeter, DiagLogger, Meter, MeterProvider } from '@opentelemetry/api';
-import { BatchSpanProcessor, BufferConfig, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, BatchSpanProcessorOptions, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import pino from 'pino';
 import { SpanTally } from './trace-context';
 
@@ -15,6 +15,8 @@ export const BATCH_DEFAULTS = {
   maxExportBatchSize: { variable: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', value: 2048 },
   // At a low rate a span leaves within a second rather than five.
   scheduledDelayMillis: { variable: 'OTEL_BSP_SCHEDULE_DELAY', value: 1000 },
+  // The SDK's own default; the trace SDK 3 reads no variable, so this one is read here too.
+  exportTimeoutMillis: { variable: 'OTEL_BSP_EXPORT_TIMEOUT', value: 30000 },
 } as const;
 
 /** The SDK's count of the spans its processor has done with (self-observability), by outcome. */
@@ -26,13 +28,12 @@ const PROCESSED = 'otel.sdk.processor.span.processed';
  * or failed (the collector refused it or did not answer).
  */
 export function spanProcessorFromEnv(exporter: SpanExporter, env: NodeJS.ProcessEnv, tally: SpanTally): SpanProcessor {
-  const config: BufferConfig & { selfObsMeterProvider: MeterProvider } = { selfObsMeterProvider: counting(tally) };
+  const options: BatchSpanProcessorOptions = { exporter, selfObsMeterProvider: counting(tally) };
   for (const [key, { variable, value }] of Object.entries(BATCH_DEFAULTS)) {
     const given = Number((env[variable] ?? '').trim() || Number.NaN);
-    config[key as keyof typeof BATCH_DEFAULTS] = Number.isFinite(given) ? given : value;
+    options[key as keyof typeof BATCH_DEFAULTS] = Number.isFinite(given) ? given : value;
   }
-  // OTEL_BSP_EXPORT_TIMEOUT: the SDK reads it itself.
-  return new BatchSpanProcessor(exporter, config);
+  return new BatchSpanProcessor(options);
 }
 
 /**

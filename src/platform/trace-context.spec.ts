@@ -1,10 +1,16 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { contextFromCarrier } from './trace-context';
 
 describe('contextFromCarrier (the trace context the outbox stored with an event)', () => {
-  // With the SDK's default propagators (W3C trace context and baggage), the widest a process could have.
-  beforeAll(() => new NodeTracerProvider().register());
+  // With W3C trace context and baggage (what the 2.x SDK registered by default), the widest a process could have.
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    );
+  });
   afterAll(() => {
     context.disable();
     propagation.disable();
