@@ -44,7 +44,7 @@ export class AccessTokenVerifier implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     if (this.config.jwt) {
       // jose is loaded only when JWTs are configured.
-      const { JwtVerifier } = await import('./jwt.verifier');
+      const { JwtVerifier } = await import('./jwt.verifier.js');
       this.jwt = new JwtVerifier(this.config.jwt);
     }
     if (this.config.authTokens.length === 0 && this.config.adminTokens.length === 0 && !this.jwt) {

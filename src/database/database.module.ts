@@ -28,11 +28,11 @@ export class DatabaseModule {
           useFactory: async (config: AppConfig): Promise<Database> => {
             switch (config.database.kind) {
               case 'sqlite': {
-                const { SqliteDatabase } = await import('./sqlite-database');
+                const { SqliteDatabase } = await import('./sqlite-database.js');
                 return new SqliteDatabase(config.database.path, migrations);
               }
               case 'postgres': {
-                const { PostgresDatabase } = await import('./postgres-database');
+                const { PostgresDatabase } = await import('./postgres-database.js');
                 return new PostgresDatabase(config.database, migrations);
               }
             }

@@ -1,14 +1,11 @@
+import { CompiledQuery, Kysely, sql, Transaction } from 'kysely';
 import {
-  CompiledQuery,
   DEFAULT_MIGRATION_LOCK_TABLE,
   DEFAULT_MIGRATION_TABLE,
-  Kysely,
   Migration as KyselyMigration,
   MIGRATION_LOCK_ID,
   Migrator,
-  sql,
-  Transaction,
-} from 'kysely';
+} from 'kysely/migration';
 import { Migration, newerSchemaError } from './migration';
 import { StorageError } from './storage.error';
 

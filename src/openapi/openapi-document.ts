@@ -1,6 +1,5 @@
 import { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { PathItemObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { DocumentBuilder, OpenAPIObject, PathItemObject, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION } from '../common/api-version';
 
 export const BEARER_SCHEME = 'bearer';

@@ -1,5 +1,4 @@
-import { getSchemaPath } from '@nestjs/swagger';
-import { PathItemObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { getSchemaPath, PathItemObject } from '@nestjs/swagger';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
 
 const signatureHeader = (name: string, description: string, example: string) => ({
