@@ -45,7 +45,11 @@ export class AppModule {
       providers: [
         DatabaseErrorsMetrics,
         { provide: APP_GUARD, useExisting: BearerAuthGuard },
-        { provide: APP_PIPE, useClass: RequestValidationPipe },
+        {
+          provide: APP_PIPE,
+          useFactory: (appConfig: AppConfig) => new RequestValidationPipe(appConfig.validationPipe),
+          inject: [AppConfig],
+        },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
     };

@@ -84,6 +84,12 @@ export abstract class RateLimitConfig {
   abstract readonly perMinute: number;
 }
 
+/**
+ * VALIDATION_PIPE: the global pipe's validation, the compiled rules (src/validation/README.md) or
+ * Nest's own `ValidationPipe` with the same options; the same answers either way.
+ */
+export type ValidationPipeMode = 'compiled' | 'stock';
+
 /** TRUST_PROXY: off, a number of proxy hops, or the addresses and CIDR ranges of trusted proxies. */
 export type TrustProxy = false | number | readonly string[];
 
@@ -119,6 +125,7 @@ export abstract class AppConfig {
   abstract readonly redisUrl?: string;
   /** Fastify's `trustProxy`: whether, and from which hops, `X-Forwarded-For` gives the client address. */
   abstract readonly trustProxy: TrustProxy;
+  abstract readonly validationPipe: ValidationPipeMode;
   abstract readonly webhooks: WebhookConfig;
   abstract readonly timeouts: { readonly shutdownMs: number; readonly keepAliveMs: number; readonly requestMs: number };
 }

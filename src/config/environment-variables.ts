@@ -84,6 +84,10 @@ export class EnvironmentVariables {
   LOG_FORMAT?: string;
 
   @IsOptional()
+  @IsIn(['compiled', 'stock'], { message: 'VALIDATION_PIPE must be compiled or stock' })
+  VALIDATION_PIPE?: string;
+
+  @IsOptional()
   @IsIn(['true', 'false'], { message: 'METRICS_PUBLIC must be true or false' })
   METRICS_PUBLIC?: string;
 

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
         rateLimit: undefined,
         redisUrl: undefined,
         trustProxy: false,
+        validationPipe: 'compiled',
         webhooks: expect.objectContaining({ configured: { urls: [], secrets: [] } }),
         timeouts: { shutdownMs: 10000, keepAliveMs: 75000, requestMs: 30000 },
       });
@@ -67,6 +68,7 @@ describe('loadConfig', () => {
         RATE_LIMIT_PER_MINUTE: '600',
         REDIS_URL: 'redis://cache:6379/2',
         TRUST_PROXY: '10.0.0.0/8, 192.168.1.7, ::1, loopback',
+        VALIDATION_PIPE: 'stock',
         SHUTDOWN_TIMEOUT_MS: '3500',
         KEEP_ALIVE_TIMEOUT_MS: '65000',
         REQUEST_TIMEOUT_MS: '10000',
@@ -101,9 +103,15 @@ describe('loadConfig', () => {
         rateLimit: { perMinute: 600 },
         redisUrl: 'redis://cache:6379/2',
         trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1', 'loopback'],
+        validationPipe: 'stock',
         webhooks: expect.objectContaining({ configured: { urls: [], secrets: [] } }),
         timeouts: { shutdownMs: 3500, keepAliveMs: 65000, requestMs: 10000 },
       });
+    });
+
+    it('should take VALIDATION_PIPE as compiled or stock', () => {
+      expect(loadConfig({ VALIDATION_PIPE: 'compiled' }).validationPipe).toBe('compiled');
+      expect(loadConfig({ VALIDATION_PIPE: 'stock' }).validationPipe).toBe('stock');
     });
 
     it('should take TRUST_PROXY as a hop count, or false', () => {
@@ -167,6 +175,8 @@ describe('loadConfig', () => {
       ],
       [{ AUTH_JWKS_URL: 'not a url' }, 'Invalid configuration: AUTH_JWKS_URL must be an http(s) URL'],
       [{ LOG_FORMAT: 'xml' }, 'Invalid configuration: LOG_FORMAT must be json or pretty'],
+      [{ VALIDATION_PIPE: 'fast' }, 'Invalid configuration: VALIDATION_PIPE must be compiled or stock'],
+      [{ VALIDATION_PIPE: 'Stock' }, 'Invalid configuration: VALIDATION_PIPE must be compiled or stock'],
       [
         { RATE_LIMIT_PER_MINUTE: '0' },
         'Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer between 1 and 1000000',

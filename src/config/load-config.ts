@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { AppConfig, DatabaseConfig, JwtConfig } from './app-config';
+import { AppConfig, DatabaseConfig, JwtConfig, ValidationPipeMode } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { webhookConfig } from './webhook-config';
@@ -92,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     rateLimit: vars.RATE_LIMIT_PER_MINUTE === undefined ? undefined : { perMinute: vars.RATE_LIMIT_PER_MINUTE },
     redisUrl: vars.REDIS_URL,
     trustProxy: trustProxy(vars.TRUST_PROXY),
+    validationPipe: (vars.VALIDATION_PIPE as ValidationPipeMode | undefined) ?? 'compiled',
     webhooks: webhookConfig(vars, {
       production,
       database: database.kind,

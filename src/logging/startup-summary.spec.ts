@@ -24,6 +24,7 @@ describe('startupSummary', () => {
       WEBHOOK_URLS: 'https://hooks.example/secret-path?token=abc,http://10.0.0.7:8080/in',
       WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
       WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8',
+      VALIDATION_PIPE: 'stock',
     });
     const line = startupSummary(config, {
       database: database('postgres', 'db.internal:5432/plants'),
@@ -36,7 +37,8 @@ describe('startupSummary', () => {
         'auth: 2 static token(s) and JWTs (keys from idp.example); ' +
         'rate limit: 600/min per principal; failed authentications: at most 600/min per client address; ' +
         'counters: in Redis at cache.internal:6380; ' +
-        'webhooks: WEBHOOK_URLS to hooks.example, 10.0.0.7:8080; endpoints managed at /webhooks/endpoints (0 admin token(s), or a JWT with scope webhooks:manage)',
+        'webhooks: WEBHOOK_URLS to hooks.example, 10.0.0.7:8080; endpoints managed at /webhooks/endpoints (0 admin token(s), or a JWT with scope webhooks:manage); ' +
+        "validation: Nest's ValidationPipe (VALIDATION_PIPE=stock)",
     );
     for (const secret of ['secret', 'password', 'token=', 'whsec_']) expect(line).not.toContain(secret);
   });
@@ -51,7 +53,8 @@ describe('startupSummary', () => {
     expect(line).toContain('listening on http://[::]:8080');
     expect(line).toContain(
       'auth: the development token; rate limit: off; failed authentications: at most 600/min per client address; ' +
-        'counters: in this instance; webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s))',
+        'counters: in this instance; webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s)); ' +
+        'validation: compiled rules',
     );
   });
 });

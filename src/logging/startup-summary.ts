@@ -27,6 +27,7 @@ export function startupSummary(config: AppConfig, state: RunningState): string {
     `failed authentications: at most ${config.authFailuresPerMinute}/min per client address`,
     `counters: ${config.redisUrl === undefined ? 'in this instance' : `in Redis at ${hostOf(config.redisUrl)}`}`,
     `webhooks: ${webhooks(config)}`,
+    `validation: ${config.validationPipe === 'stock' ? "Nest's ValidationPipe (VALIDATION_PIPE=stock)" : 'compiled rules'}`,
   ].join('; ');
 }
 

@@ -48,7 +48,7 @@ const COMPILED_OPTIONS: Partial<Record<keyof ValidationPipeOptions, (value: unkn
  * Nest's `ValidationPipe`, with a DTO's class-validator rules (and its class-transformer `@Transform`s)
  * compiled into one function the first time the DTO is seen, so a flat JSON body or a query pays for
  * its checks and nothing else: class-transformer, class-validator and the stock pipe's generic steps
- * were most of a 400's CPU (bench/README.md). Same constructor, same options, same answers: the
+ * were most of a 400's CPU (README.md here). Same constructor, same options, same answers: the
  * compiled function reads the metadata the DTO's decorators registered, calls the same constraint
  * functions, builds the same messages and hands the same `ValidationError`s to the same
  * `exceptionFactory`. Anything beyond what it knows (options other than whitelisting, stopping at

@@ -1,6 +1,7 @@
-import { ArgumentMetadata, BadRequestException } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, ValidateNested } from 'class-validator';
+import { PageQueryDto } from '../common/paging/page-query.dto';
 import { NewPlantDto } from '../plants/dto/new-plant.dto';
 import { SecretRotationDto } from '../webhooks/endpoints/dto/endpoint.dto';
 import { RequestValidationPipe } from './request-validation.pipe';
@@ -113,4 +114,51 @@ describe('RequestValidationPipe answers', () => {
     expect(answer).toBeInstanceOf(Promise);
     await expect(answer).resolves.toBeInstanceOf(Order);
   });
+});
+
+describe('RequestValidationPipe with VALIDATION_PIPE=stock', () => {
+  const stock = new RequestValidationPipe('stock');
+  const compiled = new RequestValidationPipe('compiled');
+
+  /** The pipe's answer as Nest takes it: the value handed on and its class, or the exception's response. */
+  async function answer(pipe: RequestValidationPipe, value: unknown, metadata: ArgumentMetadata) {
+    try {
+      const handed = await pipe.transform(value, metadata);
+      return { handed, type: (handed as object | undefined)?.constructor };
+    } catch (error) {
+      return {
+        status: (error as BadRequestException).getStatus(),
+        response: (error as BadRequestException).getResponse(),
+      };
+    }
+  }
+
+  // The last column: whether Nest's pipe sees the value (a bigint parameter and a missing body are the
+  // request pipe's own rules, the same in both modes).
+  const cases: [string, unknown, ArgumentMetadata, boolean][] = [
+    ['a valid body', { id: 7, name: 'Monstera', extra: 1 }, { type: 'body', metatype: NewPlantDto, data: '' }, true],
+    ['an invalid body', { id: '7', name: 5, tag: null }, { type: 'body', metatype: NewPlantDto, data: '' }, true],
+    ['no body', undefined, { type: 'body', metatype: NewPlantDto, data: '' }, false],
+    ['an optional body left out', undefined, { type: 'body', metatype: SecretRotationDto, data: '' }, true],
+    ['a nested body', { address: { city: 5 }, items: [] }, ORDER, true],
+    ['a valid query', { limit: '10', after: '-7' }, { type: 'query', metatype: PageQueryDto, data: '' }, true],
+    ['an invalid query', { limit: '0', after: 'x' }, { type: 'query', metatype: PageQueryDto, data: '' }, true],
+    ['a bigint path parameter', '42', { type: 'param', metatype: BigInt as never, data: 'id' }, false],
+    ['a number parameter', '12', { type: 'param', metatype: Number, data: 'p' }, true],
+  ];
+
+  it.each(cases)(
+    'should answer %s as the compiled pipe does, through the stock ValidationPipe',
+    async (_case, value, metadata, throughNest) => {
+      const stockTransform = jest.spyOn(ValidationPipe.prototype, 'transform');
+      try {
+        const expected = await answer(compiled, structuredClone(value), metadata);
+        stockTransform.mockClear();
+        expect(await answer(stock, structuredClone(value), metadata)).toEqual(expected);
+        expect(stockTransform).toHaveBeenCalledTimes(throughNest ? 1 : 0);
+      } finally {
+        stockTransform.mockRestore();
+      }
+    },
+  );
 });

@@ -1,13 +1,14 @@
 import {
   ArgumentMetadata,
   BadRequestException,
-  Injectable,
   PipeTransform,
   ValidationError,
+  ValidationPipe,
   ValidationPipeOptions,
 } from '@nestjs/common';
 import { withoutStack } from '../common/errors/without-stack';
-import { CompiledValidationPipe } from './compiled-validation.pipe';
+import { ValidationPipeMode } from '../config/app-config';
+import * as Compiled from './compiled-validation.pipe';
 import { isOptionalBody } from './optional-body.decorator';
 
 /**
@@ -25,9 +26,11 @@ export const REQUEST_VALIDATION: Readonly<ValidationPipeOptions> = Object.freeze
 });
 
 /**
- * The global pipe: Nest's `ValidationPipe` with `REQUEST_VALIDATION`, its DTO rules compiled
- * (`CompiledValidationPipe`: the same answers, for a fraction of the CPU), a body required unless its
- * DTO says otherwise, and a `bigint` parameter left to its own pipe.
+ * The global pipe: Nest's `ValidationPipe` with `REQUEST_VALIDATION`, a body required unless its DTO
+ * says otherwise, and a `bigint` parameter left to its own pipe. Its validation is the compiled one
+ * (`CompiledValidationPipe`: the same answers, for a fraction of the CPU) unless `mode` is `stock`
+ * (VALIDATION_PIPE): then the stock pipe itself, and the compiled module is never loaded, so the
+ * class-transformer and class-validator paths it reads are never touched (README.md here).
  *
  * It holds the validation pipe rather than extending it, to answer at once where it can (a path
  * parameter, a valid or invalid flat body or query): the stock pipe's `transform` is `async`, and a
@@ -36,9 +39,21 @@ export const REQUEST_VALIDATION: Readonly<ValidationPipeOptions> = Object.freeze
  * Not being a `ValidationPipe`, it does not get Nest's start-up warning for a handler without
  * `design:paramtypes` (a build without decorator metadata): `tsc` and ts-jest emit them.
  */
-@Injectable()
 export class RequestValidationPipe implements PipeTransform<unknown, unknown> {
-  private readonly validation = new CompiledValidationPipe(REQUEST_VALIDATION);
+  private readonly validate: (value: unknown, metadata: ArgumentMetadata) => unknown;
+
+  constructor(mode: ValidationPipeMode = 'compiled') {
+    if (mode === 'stock') {
+      const stock = new ValidationPipe(REQUEST_VALIDATION);
+      this.validate = (value, metadata) => stock.transform(value, metadata);
+    } else {
+      // Loaded here, not imported: with VALIDATION_PIPE=stock the library internals stay unread.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { CompiledValidationPipe } = require('./compiled-validation.pipe') as typeof Compiled;
+      const compiled = new CompiledValidationPipe(REQUEST_VALIDATION);
+      this.validate = (value, metadata) => compiled.transformNow(value, metadata);
+    }
+  }
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     // A bigint parameter is a value, not a DTO: its own pipe (`ParseInt64Pipe`) reads it, after this
@@ -52,7 +67,7 @@ export class RequestValidationPipe implements PipeTransform<unknown, unknown> {
       }
       value = {};
     }
-    return this.validation.transformNow(value, metadata);
+    return this.validate(value, metadata);
   }
 }
 

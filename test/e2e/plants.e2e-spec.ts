@@ -80,18 +80,6 @@ describeOnEachStore('POST /plants (e2e on %s)', (postgres) => {
       });
       expect((await request(plants, { body: `{"id":${neighbour},"name":"neighbour"}` })).status).toBe(200);
     });
-
-    it.each([
-      ['above the int64 range', '9223372036854775808'],
-      ['below the int64 range', '-9223372036854775809'],
-      ['far above the range', '1' + '0'.repeat(400)],
-      ['a fraction a double cannot hold', '9007199254740993.5'],
-      ['an exponent beyond the range', '1e300'],
-    ])('should answer 400 for an id %s', async (_label, id) => {
-      const res = await request(plants, { body: `{"id":${id},"name":"x"}` });
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 400, message: 'id must be an integer in the int64 range' });
-    });
   });
 
   describe('when the same id is sent twice', () => {
@@ -123,140 +111,7 @@ describeOnEachStore('POST /plants (e2e on %s)', (postgres) => {
     });
   });
 
-  describe('when the body is not a valid NewPlant', () => {
-    it.each<[string, string, string]>([
-      ['id as a string', '{"id":"7","name":"x"}', 'id must be an integer in the int64 range'],
-      ['a fractional id', '{"id":1.5,"name":"x"}', 'id must be an integer in the int64 range'],
-      ['a boolean id', '{"id":true,"name":"x"}', 'id must be an integer in the int64 range'],
-      ['a null id', '{"id":null,"name":"x"}', 'id is required'],
-      ['no id', '{"name":"x"}', 'id is required'],
-      ['a numeric name', '{"id":1,"name":5}', 'name must be a string'],
-      ['no name', '{"id":1}', 'name is required'],
-      ['an empty name', '{"id":1,"name":""}', 'name must be 1 to 200 characters long'],
-      ['a name over 200 characters', `{"id":1,"name":"${'a'.repeat(201)}"}`, 'name must be 1 to 200 characters long'],
-      ['a NUL in the name', '{"id":1,"name":"a\\u0000b"}', 'name must be Unicode text without NUL characters'],
-      ['an unpaired surrogate', '{"id":1,"name":"a\\ud800"}', 'name must be Unicode text without NUL characters'],
-      ['a null tag', '{"id":1,"name":"x","tag":null}', 'tag must be a string'],
-      ['a numeric tag', '{"id":1,"name":"x","tag":3}', 'tag must be a string'],
-      [
-        'a tag over 100 characters',
-        `{"id":1,"name":"x","tag":"${'t'.repeat(101)}"}`,
-        'tag must be 1 to 100 characters long',
-      ],
-      [
-        'everything wrong',
-        '{"id":"7","name":5,"tag":null}',
-        'id must be an integer in the int64 range; name must be a string; tag must be a string',
-      ],
-      ['an empty object', '{}', 'id is required; name is required'],
-    ])('should answer 400 for %s, naming every violated field', async (_label, body, message) => {
-      const res = await request(plants, { body });
-      expect(res.body).toEqual({ error: 400, message });
-      expect(res.status).toBe(400);
-    });
-
-    it('should accept names of exactly 200 characters', async () => {
-      const name = 'n'.repeat(200);
-      expect((await request(plants, { body: { id: freshId(), name } })).body).toEqual({ name });
-    });
-  });
-
-  describe('when the body is missing or not a JSON object', () => {
-    it.each<[string, string | undefined, Record<string, string>, string]>([
-      ['no body at all', undefined, {}, 'Request body is required: send a JSON object'],
-      [
-        'an empty JSON body',
-        '',
-        { 'content-type': 'application/json' },
-        'Request body is required: send a JSON object',
-      ],
-      ['malformed JSON', '{"id":1,', { 'content-type': 'application/json' }, 'Request body is not valid JSON'],
-      [
-        'malformed JSON with a long number',
-        '{"id":12345678901234567890',
-        { 'content-type': 'application/json' },
-        'Request body is not valid JSON',
-      ],
-      [
-        'an array',
-        '[{"id":1,"name":"x"}]',
-        { 'content-type': 'application/json' },
-        'Request body must be a JSON object',
-      ],
-      ['a string', '"plant"', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
-      ['a number', '42', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
-      ['null', 'null', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
-    ])('should answer 400 for %s', async (_label, body, headers, message) => {
-      const res = await request(plants, { body, headers });
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 400, message: expect.stringContaining(message) });
-    });
-
-    it('should answer 415 for a body that is not application/json', async () => {
-      const res = await request(plants, {
-        body: 'id=1&name=x',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
-      expect(res.status).toBe(415);
-      expect(res.body).toEqual({ error: 415, message: 'Content-Type must be application/json' });
-    });
-
-    it('should answer 415 for text/plain, even when it holds JSON', async () => {
-      const res = await request(plants, { body: '{"id":1,"name":"x"}', headers: { 'content-type': 'text/plain' } });
-      expect(res.body).toEqual({ error: 415, message: 'Content-Type must be application/json' });
-    });
-
-    it('should answer 413 for a body over the limit', async () => {
-      const res = await request(plants, { body: `{"id":1,"name":"${'x'.repeat(1024 * 1024)}"}` });
-      expect(res.status).toBe(413);
-      expect(res.body).toEqual({ error: 413, message: 'Request body is larger than the limit of 1048576 bytes' });
-    });
-
-    it('should read a 1 MiB number in an unknown field as ignored, and stay live meanwhile', async () => {
-      const id = freshId();
-      const head = `{"id":${id},"name":"Zeros","x":1`;
-      const body = head + '0'.repeat(1024 * 1024 - head.length - 2) + '1}';
-      const [created, live] = await Promise.all([
-        request(plants, { body }),
-        request(`${server.url}/health/live`, { method: 'GET' }),
-      ]);
-      expect(created.body).toEqual({ name: 'Zeros' });
-      expect(live.status).toBe(200);
-    });
-
-    it('should answer 400 for an id that is a 1 MiB number literal', async () => {
-      const head = '{"name":"Zeros","id":1';
-      const res = await request(plants, { body: head + '0'.repeat(1024 * 1024 - head.length - 2) + '1}' });
-      expect(res.body).toEqual({ error: 400, message: 'id must be an integer in the int64 range' });
-    });
-
-    it('should answer 400 for a body nested deeper than 64 levels', async () => {
-      const res = await request(plants, { body: `{"id":1,"name":"x","deep":${'['.repeat(500_000)}}` });
-      expect(res.body).toEqual({ error: 400, message: 'Request body is nested deeper than 64 levels' });
-    });
-
-    it('should keep the last of a repeated key, whichever parser path reads the body', async () => {
-      const [small, large] = [freshId(), 9007199254740993n + BigInt(freshId())];
-      const first = await request(plants, { body: `{"id":${large},"name":"First","name":"Last","id":${small}}` });
-      expect(first.body).toEqual({ name: 'Last' });
-      const second = await request(plants, { body: `{"id":${small},"name":"A","id":${large},"name":"B"}` });
-      expect(second.body).toEqual({ name: 'B' });
-      expect((await request(`${plants}/${large}`, { method: 'GET' })).text).toBe(`{"id":${large},"name":"B"}`);
-    });
-
-    it('should drop a __proto__ key spelled with escapes like any unknown field', async () => {
-      const id = 9007199254740993n + BigInt(freshId());
-      const res = await request(plants, { body: `{"\\u005f_proto__":{"polluted":true},"id":${id},"name":"Safe"}` });
-      expect(res.body).toEqual({ name: 'Safe' });
-      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    });
-
-    it('should drop __proto__ keys like any unknown field', async () => {
-      const res = await request(plants, { body: `{"__proto__":{"polluted":true},"id":${freshId()},"name":"Safe"}` });
-      expect(res.body).toEqual({ name: 'Safe' });
-      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    });
-  });
+  describeBodyValidation(() => server, freshId);
 
   describe('authentication', () => {
     const REALM = 'Bearer realm="plant-store"';
@@ -317,4 +172,183 @@ describeOnEachStore('POST /plants (e2e on %s)', (postgres) => {
       expect((json.body as { info: { version: string } }).info.version).toBe('1.0.0');
     });
   });
+});
+
+/**
+ * The body's validation and parsing, over real HTTP: run on each store, and again with
+ * VALIDATION_PIPE=stock, where the same bodies must get the same Error bodies from Nest's own pipe.
+ */
+function describeBodyValidation(app: () => TestApp, freshId: () => number): void {
+  const plants = () => `${app().url}/plants`;
+
+  describe('when the body is not a valid NewPlant', () => {
+    it.each<[string, string, string]>([
+      ['id as a string', '{"id":"7","name":"x"}', 'id must be an integer in the int64 range'],
+      ['a fractional id', '{"id":1.5,"name":"x"}', 'id must be an integer in the int64 range'],
+      ['a boolean id', '{"id":true,"name":"x"}', 'id must be an integer in the int64 range'],
+      ['a null id', '{"id":null,"name":"x"}', 'id is required'],
+      ['no id', '{"name":"x"}', 'id is required'],
+      ['a numeric name', '{"id":1,"name":5}', 'name must be a string'],
+      ['no name', '{"id":1}', 'name is required'],
+      ['an empty name', '{"id":1,"name":""}', 'name must be 1 to 200 characters long'],
+      ['a name over 200 characters', `{"id":1,"name":"${'a'.repeat(201)}"}`, 'name must be 1 to 200 characters long'],
+      ['a NUL in the name', '{"id":1,"name":"a\\u0000b"}', 'name must be Unicode text without NUL characters'],
+      ['an unpaired surrogate', '{"id":1,"name":"a\\ud800"}', 'name must be Unicode text without NUL characters'],
+      ['a null tag', '{"id":1,"name":"x","tag":null}', 'tag must be a string'],
+      ['a numeric tag', '{"id":1,"name":"x","tag":3}', 'tag must be a string'],
+      [
+        'a tag over 100 characters',
+        `{"id":1,"name":"x","tag":"${'t'.repeat(101)}"}`,
+        'tag must be 1 to 100 characters long',
+      ],
+      [
+        'everything wrong',
+        '{"id":"7","name":5,"tag":null}',
+        'id must be an integer in the int64 range; name must be a string; tag must be a string',
+      ],
+      ['an empty object', '{}', 'id is required; name is required'],
+    ])('should answer 400 for %s, naming every violated field', async (_label, body, message) => {
+      const res = await request(plants(), { body });
+      expect(res.body).toEqual({ error: 400, message });
+      expect(res.status).toBe(400);
+    });
+
+    it.each([
+      ['above the int64 range', '9223372036854775808'],
+      ['below the int64 range', '-9223372036854775809'],
+      ['far above the range', '1' + '0'.repeat(400)],
+      ['a fraction a double cannot hold', '9007199254740993.5'],
+      ['an exponent beyond the range', '1e300'],
+    ])('should answer 400 for an id %s', async (_label, id) => {
+      const res = await request(plants(), { body: `{"id":${id},"name":"x"}` });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 400, message: 'id must be an integer in the int64 range' });
+    });
+
+    it('should accept names of exactly 200 characters', async () => {
+      const name = 'n'.repeat(200);
+      expect((await request(plants(), { body: { id: freshId(), name } })).body).toEqual({ name });
+    });
+  });
+
+  describe('when the body is missing or not a JSON object', () => {
+    it.each<[string, string | undefined, Record<string, string>, string]>([
+      ['no body at all', undefined, {}, 'Request body is required: send a JSON object'],
+      [
+        'an empty JSON body',
+        '',
+        { 'content-type': 'application/json' },
+        'Request body is required: send a JSON object',
+      ],
+      ['malformed JSON', '{"id":1,', { 'content-type': 'application/json' }, 'Request body is not valid JSON'],
+      [
+        'malformed JSON with a long number',
+        '{"id":12345678901234567890',
+        { 'content-type': 'application/json' },
+        'Request body is not valid JSON',
+      ],
+      [
+        'an array',
+        '[{"id":1,"name":"x"}]',
+        { 'content-type': 'application/json' },
+        'Request body must be a JSON object',
+      ],
+      ['a string', '"plant"', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
+      ['a number', '42', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
+      ['null', 'null', { 'content-type': 'application/json' }, 'Request body must be a JSON object'],
+    ])('should answer 400 for %s', async (_label, body, headers, message) => {
+      const res = await request(plants(), { body, headers });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 400, message: expect.stringContaining(message) });
+    });
+
+    it('should answer 415 for a body that is not application/json', async () => {
+      const res = await request(plants(), {
+        body: 'id=1&name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({ error: 415, message: 'Content-Type must be application/json' });
+    });
+
+    it('should answer 415 for text/plain, even when it holds JSON', async () => {
+      const res = await request(plants(), { body: '{"id":1,"name":"x"}', headers: { 'content-type': 'text/plain' } });
+      expect(res.body).toEqual({ error: 415, message: 'Content-Type must be application/json' });
+    });
+
+    it('should answer 413 for a body over the limit', async () => {
+      const res = await request(plants(), { body: `{"id":1,"name":"${'x'.repeat(1024 * 1024)}"}` });
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ error: 413, message: 'Request body is larger than the limit of 1048576 bytes' });
+    });
+
+    it('should read a 1 MiB number in an unknown field as ignored, and stay live meanwhile', async () => {
+      const id = freshId();
+      const head = `{"id":${id},"name":"Zeros","x":1`;
+      const body = head + '0'.repeat(1024 * 1024 - head.length - 2) + '1}';
+      const [created, live] = await Promise.all([
+        request(plants(), { body }),
+        request(`${app().url}/health/live`, { method: 'GET' }),
+      ]);
+      expect(created.body).toEqual({ name: 'Zeros' });
+      expect(live.status).toBe(200);
+    });
+
+    it('should answer 400 for an id that is a 1 MiB number literal', async () => {
+      const head = '{"name":"Zeros","id":1';
+      const res = await request(plants(), { body: head + '0'.repeat(1024 * 1024 - head.length - 2) + '1}' });
+      expect(res.body).toEqual({ error: 400, message: 'id must be an integer in the int64 range' });
+    });
+
+    it('should answer 400 for a body nested deeper than 64 levels', async () => {
+      const res = await request(plants(), { body: `{"id":1,"name":"x","deep":${'['.repeat(500_000)}}` });
+      expect(res.body).toEqual({ error: 400, message: 'Request body is nested deeper than 64 levels' });
+    });
+
+    it('should keep the last of a repeated key, whichever parser path reads the body', async () => {
+      const [small, large] = [freshId(), 9007199254740993n + BigInt(freshId())];
+      const first = await request(plants(), { body: `{"id":${large},"name":"First","name":"Last","id":${small}}` });
+      expect(first.body).toEqual({ name: 'Last' });
+      const second = await request(plants(), { body: `{"id":${small},"name":"A","id":${large},"name":"B"}` });
+      expect(second.body).toEqual({ name: 'B' });
+      expect((await request(`${plants()}/${large}`, { method: 'GET' })).text).toBe(`{"id":${large},"name":"B"}`);
+    });
+
+    it('should drop a __proto__ key spelled with escapes like any unknown field', async () => {
+      const id = 9007199254740993n + BigInt(freshId());
+      const res = await request(plants(), { body: `{"\\u005f_proto__":{"polluted":true},"id":${id},"name":"Safe"}` });
+      expect(res.body).toEqual({ name: 'Safe' });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it('should drop __proto__ keys like any unknown field', async () => {
+      const res = await request(plants(), { body: `{"__proto__":{"polluted":true},"id":${freshId()},"name":"Safe"}` });
+      expect(res.body).toEqual({ name: 'Safe' });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+  });
+}
+
+// Nest's own ValidationPipe instead of the compiled rules (src/validation/README.md): every answer
+// stays the same. The store plays no part in validation, so the SQLite file alone.
+describe('POST /plants with VALIDATION_PIPE=stock (e2e on SQLite)', () => {
+  let server: TestApp;
+  let nextId = 1000;
+
+  beforeAll(async () => {
+    server = await createTestApp({ VALIDATION_PIPE: 'stock' });
+  });
+  afterAll(() => server.destroy());
+
+  it('should store and answer a valid NewPlant as with the compiled pipe', async () => {
+    const res = await request(`${server.url}/plants`, { body: '{"id":9007199254740993,"name":"Stock","tag":"t"}' });
+    expect(res.body).toEqual({ name: 'Stock', tag: 't' });
+    const stored = await request(`${server.url}/plants/9007199254740993`, { method: 'GET' });
+    expect(stored.text).toBe('{"id":9007199254740993,"name":"Stock","tag":"t"}');
+  });
+
+  describeBodyValidation(
+    () => server,
+    () => nextId++,
+  );
 });
