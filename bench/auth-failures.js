@@ -1,28 +1,14 @@
 'use strict';
-// The failed-authentication scenario of `npm run bench` (`--only auth-failures`): many client
-// addresses failing against one instance (CONTRACT.md, "Authentication": counting costs the same, in
-// work and memory, at any number of addresses). It prints its figures; they are not saved.
-//
-// The addresses come from X-Forwarded-For: the service trusts it from 127.0.0.1 (TRUST_PROXY), so one
-// kept connection speaks for any number of clients, as a reverse proxy's does. (Binding distinct
-// 127.x.y.z source addresses instead would need a connection per address: the bench would measure
-// the kernel's and Fastify's connection set-up, not the count.) They are 198.18.0.0/15's, the
-// benchmarking range, one per failing request.
-//
-// Each round, on fresh SQLite stores of SEEDED plants:
-//   reads: an authenticated client's `GET /plants/{id}`, sent at a fixed rate (an open loop: latency
-//     runs from the moment each request was due, so a stall is not hidden), alone and then while
-//     STRANGERS distinct addresses send one failing `GET /plants/1` each (a wrong bearer token, 401;
-//     from a child process), in one instance. The p99 with the strangers must stay within 2x of the p99 without.
-//   cpu: the service's CPU time per failing request, from one address and from distinct addresses
-//     (a fresh instance each): the first half of STRANGERS requests unmeasured, the second measured,
-//     so the distinct addresses are counted while the service already holds STRANGERS / 2 to STRANGERS.
+// The failed-authentication scenario of `npm run bench` (`--only auth-failures`, bench/README.md).
+// The addresses come from X-Forwarded-For (TRUST_PROXY trusts 127.0.0.1), so one kept connection
+// speaks for any number of clients, as a reverse proxy's does: binding distinct 127.x.y.z source
+// addresses would measure the kernel's connection set-up, not the count.
 const { fork } = require('node:child_process');
 const { once } = require('node:events');
 const { Agent, get } = require('node:http');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { cpuNs } = require('./cpu-time');
+const { cpuNs, percentile, spread } = require('./lib');
 
 const STRANGERS = 20_000;
 const SEEDED = 100_000;
@@ -79,12 +65,11 @@ function readAtRate(url, token, rate, seconds) {
       agent.destroy();
       if (failed > 0) return reject(new Error(`${failed} of ${total} authenticated reads failed`));
       latencies.sort((a, b) => a - b);
-      const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-      resolve({ p50Ms: at(0.5), p99Ms: at(0.99), reads: total });
+      resolve({ p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), reads: total });
     };
     const one = (n, dueAt) => {
       const request = get(
-        `${url}/plants/${((n * 7919) % SEEDED) + 1}`,
+        `${url}/plants/${spread(n, SEEDED)}`,
         { agent, headers: { authorization: `Bearer ${token}` } },
         (response) => {
           response.resume();
@@ -126,9 +111,9 @@ async function round({ start, stop, freshStore, token }) {
     // Warm-up: the read path, and the failing path from one address (one entry in the count).
     await readAtRate(url, token, READ_RATE, 3);
     await fail(url, 2_000, () => '198.19.255.255');
-    const before = cpuNs(child.pid);
+    const before = cpuNs(child.pid).all;
     const alone = await readAtRate(url, token, READ_RATE, READ_SECONDS);
-    const readCpuUs = (cpuNs(child.pid) - before) / 1000 / alone.reads;
+    const readCpuUs = (cpuNs(child.pid).all - before) / 1000 / alone.reads;
     const [withStrangers] = await Promise.all([readAtRate(url, token, READ_RATE, READ_SECONDS), failElsewhere(url)]);
     return { alone, withStrangers, readCpuUs };
   });
@@ -136,9 +121,9 @@ async function round({ start, stop, freshStore, token }) {
     withServer(async ({ url, child }) => {
       await fail(url, 2_000, () => '198.19.255.255');
       await fail(url, STRANGERS / 2, from);
-      const before = cpuNs(child.pid);
+      const before = cpuNs(child.pid).all;
       await fail(url, STRANGERS / 2, (n) => from(STRANGERS / 2 + n));
-      return (cpuNs(child.pid) - before) / 1000 / (STRANGERS / 2);
+      return (cpuNs(child.pid).all - before) / 1000 / (STRANGERS / 2);
     });
   return {
     ...reads,

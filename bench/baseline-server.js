@@ -1,16 +1,10 @@
 'use strict';
-// The baseline: plain Fastify doing the work Plant Store does, without Nest. For POST /plants the
-// same contract checks (Fastify's JSON schema, coercion off), the same constant-time bearer check,
-// the same insert semantics (INSERT … ON CONFLICT DO NOTHING, then compare) on SQLite or PostgreSQL,
-// and the same Error body. For GET /plants, GET /plants/:id and DELETE /plants/:id the same keyset
-// query, the same exact-int64 output (fast-json-stringify writes a bigint's digits), the same
-// checks of limit, after and the path id, and the same Link header. Run by bench/run.js; prints
-// "Listening on <url>". Like the service by default, every answer carries a request id and the
-// security headers, and every request is counted in Prometheus metrics by method, route and status.
-const { createHash, timingSafeEqual } = require('node:crypto');
+// The baseline: plain Fastify doing the work Plant Store does, without Nest (bench/README.md): the same
+// checks, bearer check, int64 care, insert semantics, keyset pages, Error body, request ids, security
+// headers and metrics. Run by bench/run.js; prints "Listening on <url>".
+const { createHash, randomUUID, timingSafeEqual } = require('node:crypto');
 const { mkdirSync } = require('node:fs');
 const { dirname } = require('node:path');
-const { randomUUID } = require('node:crypto');
 const Fastify = require('fastify');
 const { Counter, Histogram, Registry } = require('prom-client');
 const { isInteger, isSafeNumber, parse: parseLossless } = require('lossless-json');

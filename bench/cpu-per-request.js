@@ -1,40 +1,30 @@
 'use strict';
-// CPU time of the service per request, by build and by tracing's sampling ratio: the service's main
-// thread and its other threads (V8's, libuv's) apart. A measure the machine's
-// load moves far less than throughput, for changes too small for the bench's ratios to show.
+// CPU time of the service per request, by build and by tracing's sampling ratio, all threads and the
+// main thread apart (bench/README.md):
 //
 //   node bench/cpu-per-request.js [--requests 60000] [--warmup 30000] [--runs 2] [--connections 32]
 //        [--path /plants/4242] [--tracing off,0,0.01,0.1,1] name=path/to/dist|script.js ...
 //
-// A build may be a script, run with the same environment (base=bench/baseline-server.js: the baseline).
-// Each build and setting: started with its shipped flags (SERVICE_FLAGS) on a fresh SQLite store of
-// 100,000 plants, warmed with --warmup requests, then --requests measured. With a ratio, tracing
-// exports OTLP/HTTP (protobuf) to a local sink that accepts everything (bench/tracing.js's), with
-// `parentbased_traceidratio` at that ratio. BENCH_NODE runs it on another Node (bench/node.js).
-const { spawn } = require('node:child_process');
+// Each build and setting on a fresh SQLite store of 100,000 plants; with a ratio, tracing exports to
+// bench/tracing.js's sink with `parentbased_traceidratio` at that ratio.
 const autocannon = require('autocannon');
-const { cpuNsByThread: cpu } = require('./cpu-time');
-const { TOKEN, buildsFromArgs, freePort, killAndWait, median, serverEnv, untilAnswering } = require('./lib');
-const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
+const { SERVICE_FLAGS, TOKEN, buildsFromArgs, cpuNs: cpu, freshStore, killAndWait } = require('./lib');
+const { median, nodeVersion, option, startServer } = require('./lib');
 const { startSink } = require('./tracing');
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const REQUESTS = Number(option('--requests', 60000));
-const WARMUP = Number(option('--warmup', 30000));
-const RUNS = Number(option('--runs', 2));
-const CONNECTIONS = Number(option('--connections', 32));
-const PATH = option('--path', '/plants/4242');
-const TRACING = option('--tracing', 'off').split(',');
+const REQUESTS = Number(option('requests', 60000));
+const WARMUP = Number(option('warmup', 30000));
+const RUNS = Number(option('runs', 2));
+const CONNECTIONS = Number(option('connections', 32));
+const PATH = option('path', '/plants/4242');
+const TRACING = option('tracing', 'off').split(',');
 const SEEDED = 100_000;
-const BUILDS = buildsFromArgs(args);
+const BUILDS = buildsFromArgs(process.argv.slice(2));
 if (BUILDS.length === 0)
   throw new Error('give at least one build: name=path/to/dist (or name=bench/baseline-server.js)');
 
 async function measure(build, ratio, sink) {
   const store = await freshStore('sqlite');
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const tracing =
     ratio === 'off'
       ? {}
@@ -43,16 +33,14 @@ async function measure(build, ratio, sink) {
           OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
           OTEL_TRACES_SAMPLER_ARG: ratio,
         };
-  const child = spawn(NODE, [...SERVICE_FLAGS, build.main], {
-    env: { PATH: process.env.PATH, ...serverEnv(port), ...store.env, ...tracing },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  let child;
   try {
-    await untilAnswering(url, child, build.name);
+    const server = await startServer(build.main, SERVICE_FLAGS, { ...store.env, ...tracing }, build.name);
+    ({ child } = server);
     await store.seed(SEEDED);
     const load = (amount) =>
       autocannon({
-        url: `${url}${PATH}`,
+        url: `${server.url}${PATH}`,
         connections: CONNECTIONS,
         amount,
         headers: { authorization: `Bearer ${TOKEN}` },
@@ -65,7 +53,7 @@ async function measure(build, ratio, sink) {
     sink.take();
     return { main: (after.main - before.main) / 1000 / REQUESTS, all: (after.all - before.all) / 1000 / REQUESTS };
   } finally {
-    await killAndWait(child);
+    if (child) await killAndWait(child);
     await store.drop();
   }
 }

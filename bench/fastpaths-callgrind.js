@@ -1,53 +1,30 @@
 'use strict';
-// Instructions per request of several builds of the service, counted by valgrind's callgrind: the
-// same count whatever else the machine is doing, which a shared, loaded machine cannot give in
-// time. Each build runs under callgrind with instrumentation off; after a warm-up, it is turned on
-// for a fixed number of requests, then off. Counts user-space instructions of the whole service
-// process (not the kernel's work for its sockets and its fsyncs); the instructions of V8's compilers
-// in the window are reported apart, and the comparison is made without them.
+// Instructions per request of several builds of the service under valgrind's callgrind (bench/README.md):
 //
-// What the process does on its own meanwhile (the webhook dispatcher's poll, Node's connection
-// checks: timers, charged by the second) would be charged to the requests, and under valgrind a
-// request takes ~40 ms: so an idle window as long as the measured one follows it, and its count is
-// subtracted (reported as "idle").
+//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir]
+//        [--hash-seed 1] [--simulate] [--env name:VAR=value] name=path/to/dist|script.js ...
 //
-// The read scenarios first store SEEDED plants (before the warm-up, so outside the counted window).
-// A build may also be a script (name=bench/baseline-server.js), run with the same environment: the
-// baseline, whose count shows what the service spends beyond it.
-//
-//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir] [--hash-seed 1] [--simulate] name=path/to/dist ...
-//
-// --env name:VAR=value (repeatable) runs that build with VAR set, `{sink}` in the value being the
-// address of an OTLP/HTTP sink this script runs: the same dist under several names compares tracing
-// off and on, e.g. `--only get off=dist all=dist --env all:OTEL_EXPORTER_OTLP_ENDPOINT={sink}`. Under
-// valgrind a request takes ~40 ms, so the span processor's timed exports carry a few spans each and
-// their fixed cost lands on a few requests: add `OTEL_BSP_SCHEDULE_DELAY=600000` and
-// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384` to count the spans' making without their export.
+// Instrumentation is on for the measured requests only, after the warm-up; what the process does on its
+// own meanwhile (timers) is subtracted: an idle window as long follows, counted apart. V8's compilers'
+// instructions are reported apart. `{sink}` in an --env value is this script's OTLP sink; add
+// OTEL_BSP_SCHEDULE_DELAY=600000 and OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384 to hold exports back.
 const { execFileSync, spawn } = require('node:child_process');
-const { createServer: createHttpServer } = require('node:http');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const { TOKEN, buildsFromArgs, freePort, serverEnv, sleep, untilAnswering } = require('./lib');
-const { NODE, SERVICE_FLAGS, seedSqlite } = require('./node');
-const { acceptExport } = require('./tracing');
+const { NODE, SERVICE_FLAGS, TOKEN, buildsFromArgs, freePort, option } = require('./lib');
+const { seedSqlite, serverEnv, sleep, spread, untilAnswering } = require('./lib');
+const { startSink } = require('./tracing');
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const REQUESTS = Number(option('--requests', 1000));
-const WARMUP = Number(option('--warmup', 1500));
-const ONLY = option('--only', undefined);
-// --keep <folder>: keep each run's callgrind output there, for callgrind_annotate.
-const KEEP = option('--keep', undefined);
-// --simulate: callgrind also simulates the caches and the branch predictor, and reports their misses
-// per request: where two builds run about as many instructions, these say which one waits longer
-// for memory and for mispredicted branches (a machine's real counters are not exposed in this VM).
+const REQUESTS = Number(option('requests', 1000));
+const WARMUP = Number(option('warmup', 1500));
+const ONLY = option('only');
+const KEEP = option('keep'); // a folder to keep each run's callgrind output in, for callgrind_annotate
+// Cache and branch misses too (the VM exposes no real counters), for builds with about as many instructions.
 const SIMULATE = args.includes('--simulate');
-// --hash-seed <n>: V8's hash seed for every build (random per process by default). A list sets ~300
-// row properties a request, each looked up along the prototype chain in V8's hash tables, whose probe
-// lengths follow the seed: two builds with the same list code read 33k and 73k instructions a list
-// there (1,295k against 1,333k in all), and 1,353k against 1,352k with --hash-seed 1.
-const HASH_SEED = option('--hash-seed', undefined);
+// V8's hash seed for every build (random by default): it moves a list's instructions ±10 % (bench/README.md).
+const HASH_SEED = option('hash-seed');
 const CONCURRENCY = 4;
 const ENVS = args.flatMap((arg, i) => (args[i - 1] === '--env' ? [arg] : []));
 const BUILDS = buildsFromArgs(args).map((build) => ({
@@ -66,8 +43,7 @@ const SEEDED = 100_000;
 const SCENARIOS = [
   { name: 'create (SQLite)', status: 200, body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }) },
   { name: '400 invalid body', status: 400, body: (id) => ({ id: String(id), name: 5 }) },
-  // A different id on every request, spread over the seeded store.
-  { name: 'get by id (SQLite)', status: 200, seed: SEEDED, path: (n) => `/plants/${((n * 7919) % SEEDED) + 1}` },
+  { name: 'get by id (SQLite)', status: 200, seed: SEEDED, path: (n) => `/plants/${spread(n, SEEDED)}` },
   { name: 'list first page (SQLite)', status: 200, seed: SEEDED, path: () => '/plants' },
   { name: 'list deep page (SQLite)', status: 200, seed: SEEDED, path: () => `/plants?after=${SEEDED - 5000}` },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
@@ -97,18 +73,13 @@ async function send(url, scenario, ids, count) {
 }
 
 /**
- * Turns instrumentation on or off. vgdb names its shared files after the user and the host, read
- * from the environment (USER, HOST: the service's listening address): both sides get VGDB_ENV.
+ * `callgrind_control` of the process: `-i on|off` turns instrumentation on or off, `-d` writes the counts
+ * so far to `<out>.1` and starts again from zero. vgdb names its shared files after the user and the
+ * host, read from the environment (USER, HOST: the service's listening address): both sides get VGDB_ENV.
  */
-function callgrindControl(pid, state) {
-  const answer = execFileSync('callgrind_control', ['-i', state, String(pid)], { env: VGDB_ENV });
-  if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control -i ${state}: ${answer}`);
-}
-
-/** Writes the counts so far to `<out>.1` and starts counting again from zero. */
-function callgrindDump(pid) {
-  const answer = execFileSync('callgrind_control', ['-d', String(pid)], { env: VGDB_ENV });
-  if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control -d: ${answer}`);
+function callgrindControl(pid, ...options) {
+  const answer = execFileSync('callgrind_control', [...options, String(pid)], { env: VGDB_ENV });
+  if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control ${options.join(' ')}: ${answer}`);
 }
 
 /**
@@ -127,16 +98,6 @@ function jitInstructions(out) {
       total += Number(match[1].replaceAll(',', ''));
   }
   return total;
-}
-
-/** An OTLP/HTTP receiver that accepts everything (for builds run with tracing on). */
-async function startSink() {
-  const server = createHttpServer((request, response) => {
-    request.resume();
-    request.on('end', () => acceptExport(request, response));
-  });
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
 }
 
 async function measure(scenario, build, sink) {
@@ -176,11 +137,11 @@ async function measure(scenario, build, sink) {
     const ids = { next: 1000 };
     await send(url, scenario, ids, WARMUP);
     const started = Date.now();
-    callgrindControl(child.pid, 'on');
+    callgrindControl(child.pid, '-i', 'on');
     await send(url, scenario, ids, REQUESTS);
-    callgrindDump(child.pid); // the measured window, to `${out}.1`
+    callgrindControl(child.pid, '-d'); // the measured window, to `${out}.1`
     await sleep(Date.now() - started); // the idle window, as long
-    callgrindControl(child.pid, 'off');
+    callgrindControl(child.pid, '-i', 'off');
     await new Promise((done) => {
       child.once('exit', done);
       child.kill('SIGTERM');
@@ -226,6 +187,7 @@ async function main() {
     const counts = {};
     for (const build of BUILDS) {
       const { all, jit, idle, simulated } = await measure(scenario, build, sink);
+      sink.take(); // the spans of tracing builds, not counted here
       counts[build.name] = all - jit;
       console.log(
         `${scenario.name} ${build.name}: ${((all - jit) / 1000).toFixed(0)} k instructions/request ` +

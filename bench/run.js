@@ -1,15 +1,5 @@
 'use strict';
-// npm run bench [-- --rounds 3 --duration 5 --warmup 1 --connections 32 --only replay --smoke]
-// npm run bench -- --smoke [--rounds 5 --save-smoke-baseline]: one second per scenario, compared with (or saved as)
-// bench/results/smoke-baseline.json; CI runs it and warns when a ratio falls 20 % below that baseline.
-// npm run bench -- --soak: memory over 300,000 creates instead (bench/soak.js).
-// Loads the built service (node dist/main.js) and the plain-Fastify baseline (bench/baseline-server.js)
-// with autocannon on 127.0.0.1, alternating A B A B, and reports req/s, p50/p99 latency, peak RSS,
-// the service/baseline ratios (median over rounds) and the service's start-up time to the first 200.
-// Reads and creates also run against the stock peer (bench/stock-nest: what a user would pick instead),
-// A B C A B C, and report the service/stock-nest ratio beside the one against the bare baseline (the limit).
-// PostgreSQL creates run too when BENCH_DATABASE_URL is set (each run gets a fresh schema).
-const { spawn } = require('node:child_process');
+// npm run bench [-- options]: the scenarios, the smoke comparison and the report (bench/README.md).
 const {
   closeSync,
   fsyncSync,
@@ -28,26 +18,17 @@ const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runAuthFailuresBench } = require('./auth-failures');
 const { runSoak } = require('./soak');
-const { TOKEN, freePort, median, serverEnv, sleep, untilAnswering } = require('./lib');
-const { NODE, SERVICE_FLAGS, freshStore, nodeVersion } = require('./node');
+const { SERVICE_FLAGS, TOKEN, freshStore, median, nodeVersion, option } = require('./lib');
+const { rssMiB, sleep, spread, startServer } = require('./lib');
 const { STOCK_NEST_MAIN, buildStockNest } = require('./stock-nest/build');
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(args[i + 1]);
-};
 const SMOKE = args.includes('--smoke');
-// A smoke run is one round unless --rounds says otherwise: save the smoke baseline from several (the
-// median of their ratios), since one second per scenario moves by a fifth from run to run.
-const ROUNDS = option('rounds', SMOKE ? 1 : 3);
-const DURATION = SMOKE ? 1 : option('duration', 5);
-// --warmup <s>: the load before each measured one (JIT, pools, caches); V8 is still optimising a
-// read's code several seconds into a load, so a longer one shows the steady state.
-const WARMUP = option('warmup', 1);
-const CONNECTIONS = option('connections', 32);
-// --only <text>: just the scenarios whose name contains it (for profiling; results are not saved).
-const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const ROUNDS = Number(option('rounds', SMOKE ? 1 : 3));
+const DURATION = SMOKE ? 1 : Number(option('duration', 5));
+const WARMUP = Number(option('warmup', 1));
+const CONNECTIONS = Number(option('connections', 32));
+const ONLY = option('only');
 const ROOT = join(__dirname, '..');
 const TARGETS = {
   service: join(ROOT, 'dist', 'main.js'),
@@ -56,84 +37,60 @@ const TARGETS = {
 };
 
 /** Starts a target and resolves once it answers HTTP (any status). */
-async function start(target, env) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const started = process.hrtime.bigint();
-  const child = spawn(NODE, [...(target === 'service' ? SERVICE_FLAGS : []), TARGETS[target]], {
-    // Production settings; request logs off (warn) on both sides, as the baseline logs nothing.
-    env: {
-      PATH: process.env.PATH,
-      ...serverEnv(port),
-      // The 401 scenario sends thousands of failed authentications a second from one address: it
-      // measures the 401 path (counting included), not the 429 the default limit would turn it into.
-      AUTH_FAILURES_PER_MINUTE: '1000000',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  await untilAnswering(url, child, target, { stepMs: 5 });
-  return { child, url, started };
+function start(target, env) {
+  const flags = target === 'service' ? SERVICE_FLAGS : [];
+  // The 401 scenario measures the 401 path (counting included), not the 429 the default limit would make of it.
+  return startServer(TARGETS[target], flags, { AUTH_FAILURES_PER_MINUTE: '1000000', ...env }, target, { stepMs: 5 });
 }
 
 function stop({ child }) {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', resolve);
     child.kill('SIGTERM');
   });
 }
 
-/** Peak resident set size of a process so far, in MiB (Linux VmHWM). */
-function peakRssMiB(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
-}
-
-async function post(url, body, auth = true) {
+async function post(url, body) {
   const res = await fetch(`${url}/plants`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}) },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
     body: JSON.stringify(body),
   });
   await res.text();
   return res.status;
 }
 
-// Reads and deletes run against a store seeded with this many plants (ids 1…SEEDED), seeded with one
-// SQL statement after the server has made its table, not with a million POSTs.
+// Reads and deletes run against a store seeded with this many plants (ids 1…SEEDED) by one SQL statement.
 const SEEDED = SMOKE ? 100_000 : 1_000_000;
-const seeded = (store) => ({ store, seed: SEEDED });
-// A different id on every request, spread over the whole seeded store.
-const spread = (n) => ((n * 7919) % SEEDED) + 1;
 
-// Each scenario: the request to send (a fresh id per request where it matters) and its expected
-// status. POST with a body unless a method and path are given.
+// Each scenario: the request (POST with a body unless a method and path are given; a fresh id per
+// request where it matters) and its expected status; stockNest: also against the stock peer.
+const create = (label, store) => ({
+  name: `create (${label})`,
+  store,
+  status: 200,
+  stockNest: true,
+  body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
+});
+const REPLAYED = { id: 1, name: 'Replay', tag: 'same' };
+const replay = (label, store) => ({
+  name: `replay (${label})`,
+  store,
+  status: 200,
+  stockNest: true,
+  body: () => REPLAYED,
+  setup: (url) => post(url, REPLAYED),
+});
 const SCENARIOS = [
-  // stockNest: also against the stock peer (the reads and creates it serves; not deletes, not the NORMAL variant).
-  {
-    name: 'create (SQLite)',
-    store: 'sqlite',
-    status: 200,
-    stockNest: true,
-    body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
-  },
+  create('SQLite', 'sqlite'),
   // The same creates, the service at FULL against the baseline at NORMAL: durable against non-durable.
   {
-    name: 'create (SQLite, baseline at synchronous=NORMAL)',
-    store: 'sqlite',
-    status: 200,
+    ...create('SQLite, baseline at synchronous=NORMAL', 'sqlite'),
+    stockNest: false,
     baselineEnv: { BASELINE_SQLITE_SYNCHRONOUS: 'NORMAL' },
-    body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
   },
-  {
-    name: 'replay (SQLite)',
-    store: 'sqlite',
-    status: 200,
-    stockNest: true,
-    body: () => ({ id: 1, name: 'Replay', tag: 'same' }),
-    setup: (url) => post(url, { id: 1, name: 'Replay', tag: 'same' }),
-  },
+  replay('SQLite', 'sqlite'),
   {
     name: '400 invalid body',
     store: 'sqlite',
@@ -151,63 +108,27 @@ const SCENARIOS = [
   },
   ...readScenarios('SQLite', 'sqlite'),
   ...(process.env.BENCH_DATABASE_URL && !SMOKE
-    ? [
-        {
-          name: 'create (PostgreSQL)',
-          store: 'postgres',
-          status: 200,
-          stockNest: true,
-          body: (id) => ({ id, name: 'Monstera', tag: 'tropical' }),
-        },
-        {
-          name: 'replay (PostgreSQL)',
-          store: 'postgres',
-          status: 200,
-          stockNest: true,
-          body: () => ({ id: 1, name: 'Replay', tag: 'same' }),
-          setup: (url) => post(url, { id: 1, name: 'Replay', tag: 'same' }),
-        },
-        ...readScenarios('PostgreSQL', 'postgres'),
-      ]
+    ? [create('PostgreSQL', 'postgres'), replay('PostgreSQL', 'postgres'), ...readScenarios('PostgreSQL', 'postgres')]
     : []),
 ];
 
 /** List a first and a deep page, get by id and delete, in a store of SEEDED plants. */
 function readScenarios(label, store) {
-  const million = `${SEEDED / 1000}k plants`;
+  const read = (what, path) => ({
+    name: `${what} (${label}, ${SEEDED / 1000}k plants)`,
+    store,
+    seed: SEEDED,
+    status: 200,
+    stockNest: true,
+    method: 'GET',
+    path,
+  });
   return [
-    {
-      name: `list first page (${label}, ${million})`,
-      ...seeded(store),
-      status: 200,
-      stockNest: true,
-      method: 'GET',
-      path: () => '/plants',
-    },
-    {
-      name: `list deep page (${label}, ${million})`,
-      ...seeded(store),
-      status: 200,
-      stockNest: true,
-      method: 'GET',
-      path: () => `/plants?after=${SEEDED - 5000}`,
-    },
-    {
-      name: `get by id (${label}, ${million})`,
-      ...seeded(store),
-      status: 200,
-      stockNest: true,
-      method: 'GET',
-      path: (n) => `/plants/${spread(n)}`,
-    },
+    read('list first page', () => '/plants'),
+    read('list deep page', () => `/plants?after=${SEEDED - 5000}`),
+    read('get by id', (n) => `/plants/${spread(n, SEEDED)}`),
     // Every request deletes a plant that is there: ids 1, 2, 3… (a run deletes far fewer than SEEDED).
-    {
-      name: `delete (${label}, ${million})`,
-      ...seeded(store),
-      status: 204,
-      method: 'DELETE',
-      path: (n) => `/plants/${n - 999}`,
-    },
+    { ...read('delete', (n) => `/plants/${n - 999}`), status: 204, stockNest: false, method: 'DELETE' },
   ];
 }
 
@@ -255,7 +176,7 @@ async function measure(scenario, target) {
       rps: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
-      rssMiB: peakRssMiB(server.child.pid),
+      rssMiB: rssMiB(server.child.pid).peak,
       statusCodes: result.statusCodeStats,
     };
   } finally {
@@ -279,9 +200,22 @@ async function startupMs() {
   return ms;
 }
 
+// What the scenarios of their own files (soak, webhooks, tracing, auth failures) are given.
+const helpers = {
+  median,
+  start,
+  stop,
+  freshStore,
+  rounds: ROUNDS,
+  duration: DURATION,
+  connections: CONNECTIONS,
+  token: TOKEN,
+  seeded: SEEDED,
+};
+
 async function main() {
   if (args.includes('--soak')) {
-    const soak = await runSoak({ start, stop, freshStore, connections: CONNECTIONS, token: TOKEN });
+    const soak = await runSoak(helpers);
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(
       join(__dirname, 'results', 'soak.json'),
@@ -336,40 +270,12 @@ async function main() {
   const webhookStores = ['sqlite', ...(process.env.BENCH_DATABASE_URL && !SMOKE ? ['postgres'] : [])];
   const webhook = {};
   if (ONLY === undefined || 'webhook'.includes(ONLY)) {
-    for (const store of webhookStores) {
-      webhook[store] = await runWebhookBench({
-        median,
-        start,
-        stop,
-        freshStore,
-        store,
-        rounds: ROUNDS,
-        duration: DURATION,
-        connections: CONNECTIONS,
-        token: TOKEN,
-      });
-    }
+    for (const store of webhookStores) webhook[store] = await runWebhookBench({ ...helpers, store });
   }
-  // What tracing costs at 100 % and 10 % sampling, and whether it loses spans (not in the smoke run).
-  const tracing =
-    (ONLY === undefined && !SMOKE) || ONLY === 'tracing'
-      ? await runTracingBench({
-          median,
-          start,
-          stop,
-          freshStore,
-          rounds: ROUNDS,
-          duration: DURATION,
-          connections: CONNECTIONS,
-          token: TOKEN,
-          seeded: SEEDED,
-        })
-      : undefined;
-  // 20,000 failing client addresses while an authenticated client reads (not in the smoke run).
-  const authFailures =
-    (ONLY === undefined && !SMOKE) || ONLY === 'auth-failures'
-      ? await runAuthFailuresBench({ median, start, stop, freshStore, rounds: ROUNDS, token: TOKEN })
-      : undefined;
+  // Tracing and the failed-authentication scenario: not in the smoke run.
+  const full = (name) => (ONLY === undefined && !SMOKE) || ONLY === name;
+  const tracing = full('tracing') ? await runTracingBench(helpers) : undefined;
+  const authFailures = full('auth-failures') ? await runAuthFailuresBench(helpers) : undefined;
   const startups = [];
   for (let i = 0; i < ROUNDS; i++) startups.push(await startupMs());
 
@@ -416,10 +322,8 @@ async function main() {
 }
 
 /**
- * The median time, in µs, of an fsync after a 4 KiB write in the temporary folder, where the bench's SQLite
- * files are: about what each durable commit of the service waits for (SQLite syncs its WAL's data; this
- * file also grows), and so what a create against the baseline at NORMAL (which does not fsync) and a
- * replay weigh against the CPU. It differs by machine. Null when the folder cannot be written or synced.
+ * The median µs of an fsync after a 4 KiB write in the temporary folder, where the bench's SQLite files
+ * are: about what each durable commit waits for. Null when the folder cannot be written or synced.
  */
 function fsyncMicros(samples = 50) {
   let dir;
@@ -445,10 +349,9 @@ function fsyncMicros(samples = 50) {
 }
 
 /**
- * How the machine of `now` differs from that of `then` (two reports' `machine`, either possibly
- * missing), in words; undefined when it looks the same. The kernel release and Node's version count
- * (an update can move a ratio); two fsync times count as the same within a factor of 2.5 (one
- * machine's moved 115–224 µs within an hour), or when both are under 20 µs (a RAM disk).
+ * How the machine of `now` differs from that of `then` (two reports' `machine`), in words; undefined
+ * when it looks the same. Two fsync times are the same within a factor of 2.5 (one machine's moved
+ * 115–224 µs within an hour), or when both are under 20 µs (a RAM disk).
  */
 function machineDifference(then = {}, now = {}) {
   const differences = ['cpu', 'cores', 'node', 'platform']
@@ -460,13 +363,7 @@ function machineDifference(then = {}, now = {}) {
   return differences.length === 0 ? undefined : differences.join('; ');
 }
 
-/**
- * The smoke run's guard against a regression nobody sees: each ratio against the committed smoke-length
- * baseline (bench/results/smoke-baseline.json, made by `npm run bench -- --smoke --rounds 5 --save-smoke-baseline`
- * on a quiet machine). A ratio more than 20 % below its baseline is reported loudly; it is a warning, not
- * a failure, since one second per scenario on a shared CI machine is noisy. The report of this run is
- * written to bench/results/smoke.json either way, so CI keeps what it measured.
- */
+/** The smoke comparison (bench/README.md); this run's report goes to bench/results/smoke.json either way. */
 function compareWithSmokeBaseline(report) {
   const dir = join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });

@@ -1,23 +1,12 @@
 'use strict';
-// npm run bench -- --soak [--connections 32]
-// Memory over a long create load: 300,000 creates at the bench's concurrency against the service on
-// SQLite (and on PostgreSQL with BENCH_DATABASE_URL). It prints the resident set after the first
-// 30,000 and after all of them, with the peak, and says pass when the end is within +10 % of the
-// first figure and the peak within the 160 MiB budget. Not a CI test: a measurement.
-const { readFileSync } = require('node:fs');
+// npm run bench -- --soak: memory over 300,000 creates (bench/README.md).
 const autocannon = require('autocannon');
+const { rssMiB } = require('./lib');
 
 const WARM = 30_000;
 const TOTAL = 300_000;
 const GROWTH_LIMIT = 1.1;
 const PEAK_BUDGET_MIB = 160;
-
-/** Current and peak resident set of a process, in MiB (Linux VmRSS and VmHWM). */
-function rssMiB(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]);
-  return { current: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
-}
 
 async function soakStore(store, { start, stop, freshStore, connections, token }) {
   const fresh = await freshStore(store);

@@ -1,27 +1,20 @@
 'use strict';
-// The tracing scenario of `npm run bench` (`--only tracing`): `GET /plants/{id}` on a seeded SQLite
-// store, the same build with tracing off, on at 100 % sampling and on at 10 %
-// (`parentbased_traceidratio`, 0.1), exporting OTLP/HTTP with the service's default protocol
-// (protobuf; BENCH_TRACING_PROTOCOL=http/json for JSON) to a local sink that accepts everything (a
-// collector's cost is not ours). Each round runs the three in turn; it reports the medians of the
-// per-round ratios of req/s, and of the service's CPU time per request (steadier on a shared machine).
-//
-// No span may be lost: after each traced run the service is stopped with SIGTERM (it flushes), and the
-// server spans of `GET /plants/{id}` the sink received (decoded from the OTLP bodies) are compared
-// with the requests the service answered on that route (its own `http_requests_total`, scraped before
-// the SIGTERM). The difference is the dropped-span count.
+// The tracing scenario of `npm run bench` (`--only tracing`, bench/README.md). Dropped spans: the server
+// spans of ROUTE the sink decoded after the service's SIGTERM (it flushes), against the requests its
+// own `http_requests_total` counted on that route.
 const { createServer } = require('node:http');
 const os = require('node:os');
 const autocannon = require('autocannon');
-const { cpuNs } = require('./cpu-time');
+const { cpuNs, spread } = require('./lib');
 
 const ROUTE = '/plants/:id';
 const SERVER = 2; // SPAN_KIND_SERVER in OTLP
 
 /**
- * An OTLP/HTTP receiver (protobuf or JSON) that counts the server spans of ROUTE, and every span. It
- * keeps the bodies and decodes them when asked (`take`, after the load): decoding tens of thousands of
- * spans a second would take the CPU of this process, which is also the load generator's.
+ * An OTLP/HTTP (protobuf) receiver that counts the server spans of ROUTE, and every span. It keeps the
+ * bodies and decodes them when asked (`take`, after the load): decoding during it would take the CPU of
+ * this process, which is also the load generator's. It answers as a collector that took all of it does,
+ * with an empty ExportTraceServiceResponse (a JSON `{}` made the exporter warn on every batch).
  */
 async function startSink() {
   let bodies = [];
@@ -29,8 +22,8 @@ async function startSink() {
     const chunks = [];
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
-      bodies.push({ json: isJson(request), body: Buffer.concat(chunks) });
-      acceptExport(request, response);
+      bodies.push(Buffer.concat(chunks));
+      response.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 }).end();
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -39,9 +32,9 @@ async function startSink() {
     /** The counts of the bodies received since the last call. */
     take: () => {
       const counts = { serverSpans: 0, spans: 0, bodies: bodies.length, unparsable: 0 };
-      for (const { json, body } of bodies) {
+      for (const body of bodies) {
         try {
-          for (const span of json ? spansOfJson(body) : spansOfProtobuf(body)) {
+          for (const span of spansOfProtobuf(body)) {
             counts.spans++;
             if (span.kind === SERVER && span.route === ROUTE) counts.serverSpans++;
           }
@@ -56,36 +49,8 @@ async function startSink() {
   };
 }
 
-function isJson(request) {
-  return String(request.headers['content-type']).includes('json');
-}
-
 /**
- * Answers an OTLP/HTTP export as a collector that took all of it does: an empty
- * ExportTraceServiceResponse in the request's own encoding. (A JSON `{}` to a protobuf export made the
- * exporter log a warning for every batch: "could not deserialize response".)
- */
-function acceptExport(request, response) {
-  if (isJson(request)) response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  else response.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 }).end();
-}
-
-/** The kind and `http.route` of each span of an OTLP JSON export request. */
-function spansOfJson(body) {
-  const spans = [];
-  for (const resource of JSON.parse(body.toString('utf8')).resourceSpans ?? []) {
-    for (const scope of resource.scopeSpans ?? []) {
-      for (const span of scope.spans ?? []) {
-        const route = span.attributes?.find((attribute) => attribute.key === 'http.route')?.value?.stringValue;
-        spans.push({ kind: span.kind, route });
-      }
-    }
-  }
-  return spans;
-}
-
-/**
- * The same from an OTLP protobuf export request, read field by field: ExportTraceServiceRequest
+ * The kind and `http.route` of each span of an OTLP protobuf export request: ExportTraceServiceRequest
  * resource_spans (1) → ResourceSpans scope_spans (2) → ScopeSpans spans (2) → Span kind (6, varint),
  * attributes (9) → KeyValue key (1), value (2) → AnyValue string_value (1).
  */
@@ -166,7 +131,6 @@ async function measure(helpers, sink, mode, extraEnv) {
   const { start, stop, freshStore, duration, connections, token, seeded } = helpers;
   const store = await freshStore('sqlite');
   const server = await start('service', { ...store.env, ...extraEnv });
-  let stopped = false;
   try {
     await store.seed(seeded);
     sink.take(); // the start-up's probes and spans are not this run's
@@ -178,13 +142,12 @@ async function measure(helpers, sink, mode, extraEnv) {
         connections,
         duration: seconds,
         headers: { authorization: `Bearer ${token}` },
-        // A different id on every request, spread over the whole seeded store.
-        requests: [{ setupRequest: (req) => ({ ...req, path: `/plants/${((n++ * 7919) % seeded) + 1}` }) }],
+        requests: [{ setupRequest: (req) => ({ ...req, path: `/plants/${spread(n++, seeded)}` }) }],
       });
     await load(1); // warm-up: JIT, caches
-    const cpuBefore = cpuNs(server.child.pid);
+    const cpuBefore = cpuNs(server.child.pid).all;
     const result = await load(duration);
-    const cpu = cpuNs(server.child.pid) - cpuBefore;
+    const cpu = cpuNs(server.child.pid).all - cpuBefore;
     if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
       throw new Error(
         `tracing ${mode}: ${result.errors} errors, ${result.timeouts} timeouts, statuses ${JSON.stringify(result.statusCodeStats)}`,
@@ -192,8 +155,7 @@ async function measure(helpers, sink, mode, extraEnv) {
     }
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last responses in flight
     const served = await answered(server.url, token);
-    await stop(server); // SIGTERM: the service flushes its spans before it exits
-    stopped = true;
+    await stop(server); // SIGTERM: the service flushes its spans before it exits (a second stop is a no-op)
     const received = sink.take();
     return {
       rps: result.requests.average,
@@ -208,7 +170,7 @@ async function measure(helpers, sink, mode, extraEnv) {
       dropped: extraEnv.OTEL_TRACES_SAMPLER === 'parentbased_always_on' ? served - received.serverSpans : undefined,
     };
   } finally {
-    if (!stopped) await stop(server);
+    await stop(server);
     await store.drop();
   }
 }
@@ -217,7 +179,7 @@ async function runTracingBench(helpers) {
   const sink = await startSink();
   const traced = (extra) => ({
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-    OTEL_EXPORTER_OTLP_PROTOCOL: process.env.BENCH_TRACING_PROTOCOL || 'http/protobuf',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
     ...extra,
   });
   const modes = {
@@ -247,20 +209,15 @@ async function runTracingBench(helpers) {
   }
   const pick = (f) => helpers.median(rounds.map(f));
   const sum = (f) => rounds.reduce((total, r) => total + f(r), 0);
+  const range = (f) => [Math.min(...rounds.map(f)), Math.max(...rounds.map(f))];
   const summary = {
     offRps: pick((r) => r.off.rps),
     allRps: pick((r) => r.all.rps),
     tenthRps: pick((r) => r.tenth.rps),
     allOverOff: pick((r) => r.all.rps / r.off.rps),
     tenthOverOff: pick((r) => r.tenth.rps / r.off.rps),
-    allOverOffSpread: [
-      Math.min(...rounds.map((r) => r.all.rps / r.off.rps)),
-      Math.max(...rounds.map((r) => r.all.rps / r.off.rps)),
-    ],
-    tenthOverOffSpread: [
-      Math.min(...rounds.map((r) => r.tenth.rps / r.off.rps)),
-      Math.max(...rounds.map((r) => r.tenth.rps / r.off.rps)),
-    ],
+    allOverOffSpread: range((r) => r.all.rps / r.off.rps),
+    tenthOverOffSpread: range((r) => r.tenth.rps / r.off.rps),
     // Capacity from CPU time: CPU per request off over CPU per request on.
     allCpuRatio: pick((r) => r.off.cpuUsPerRequest / r.all.cpuUsPerRequest),
     tenthCpuRatio: pick((r) => r.off.cpuUsPerRequest / r.tenth.cpuUsPerRequest),
@@ -286,4 +243,4 @@ async function runTracingBench(helpers) {
   return { summary, rounds };
 }
 
-module.exports = { acceptExport, runTracingBench, startSink };
+module.exports = { runTracingBench, startSink };

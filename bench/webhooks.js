@@ -1,18 +1,13 @@
 'use strict';
-// The webhook scenario of `npm run bench` (bench/run.js passes its helpers in, and the store). Creates at full
-// load, A B C round after round: the webhook off; on, with one healthy receiver on 127.0.0.1; on, with
-// a subscriber that refuses every connection. For the healthy receiver it reports the delivered rate,
-// the time from the create's 200 reaching the client to its event reaching the receiver (p50/p99; the
-// commit is just before the 200, so this is about commit-to-receipt) and how long the backlog takes to drain once the load
-// stops, at full load and at a steady 100 creates/s; and at a steady 200 creates/s with a receiver that
-// refuses (500) 1 event in 50, the share of the accepted events that arrive within 1 s and their p99.
-// The receiver runs in a process of its own (bench/webhook-receiver.js).
+// The webhook scenario of `npm run bench` (bench/README.md), on the store run.js passes in. Answer to
+// receipt: from the create's 200 reaching the client (the commit is just before it) to its event
+// reaching the receiver, a process of its own (bench/webhook-receiver.js).
 const { randomBytes } = require('node:crypto');
 const { fork } = require('node:child_process');
-const { createServer } = require('node:http');
 const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
+const { freePort, percentile } = require('./lib');
 
 // Shares of the two-endpoint full-load create rate at which delivery is measured again, paced.
 const PACED_SHARES = [0.5, 0.75];
@@ -24,8 +19,11 @@ const FAILING_RATE = 200;
 const FAIL_EVERY = 50;
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 // The receivers listen on 127.0.0.1, which the service blocks by default with every special-purpose range.
-const LOOPBACK = '127.0.0.0/8';
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const webhookEnv = (urls) => ({
+  WEBHOOK_URLS: urls.join(','),
+  WEBHOOK_SECRET: SECRET,
+  WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+});
 
 /** The subscriber (bench/webhook-receiver.js) in a child process; `ask` sends it a message and awaits the answer. */
 async function startReceiver(failEvery = 0) {
@@ -47,15 +45,6 @@ async function startReceiver(failEvery = 0) {
   };
 }
 
-/** A port on 127.0.0.1 where nothing listens. */
-async function deadUrl() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}/hook`;
-}
-
 /**
  * Creates at full load (or at `rate` per second) with `webhookUrls` as the endpoints; `receivers` are
  * the healthy ones among them, whose deliveries are awaited.
@@ -63,16 +52,10 @@ async function deadUrl() {
 async function measureCreates(helpers, webhookUrls = [], receivers = [], rate = undefined) {
   const { start, stop, freshStore, duration, connections, token } = helpers;
   const store = await freshStore(helpers.store);
-  const env =
-    webhookUrls.length > 0
-      ? {
-          ...store.env,
-          WEBHOOK_URLS: webhookUrls.join(','),
-          WEBHOOK_SECRET: SECRET,
-          WEBHOOK_ALLOWED_NETWORKS: LOOPBACK,
-        }
-      : store.env;
-  const server = await start('service', env);
+  const server = await start(
+    'service',
+    webhookUrls.length > 0 ? { ...store.env, ...webhookEnv(webhookUrls) } : store.env,
+  );
   // When the 200 of each create reached the client: the commit was just before it.
   const answeredAt = new Map();
   let nextId = 1;
@@ -158,12 +141,7 @@ async function measureSteady(helpers, rate = STEADY_RATE, failEvery = 0) {
   const { start, stop, freshStore, duration, token } = helpers;
   const receiver = await startReceiver(failEvery);
   const store = await freshStore(helpers.store);
-  const server = await start('service', {
-    ...store.env,
-    WEBHOOK_URLS: receiver.url,
-    WEBHOOK_SECRET: SECRET,
-    WEBHOOK_ALLOWED_NETWORKS: LOOPBACK,
-  });
+  const server = await start('service', { ...store.env, ...webhookEnv([receiver.url]) });
   const answeredAt = new Map();
   const pending = [];
   const accepted = (id) => failEvery === 0 || Number(id) % failEvery !== 0;
@@ -250,7 +228,8 @@ async function runWebhookBench(helpers) {
       const rate = Math.round(two.rps * share);
       paced.push({ share, rate, ...(await measureWithReceivers(helpers, 2, rate)) });
     }
-    const dead = await measureCreates(helpers, [await deadUrl()]);
+    // A port on 127.0.0.1 where nothing listens.
+    const dead = await measureCreates(helpers, [`http://127.0.0.1:${await freePort()}/hook`]);
     const steady = await measureSteady(helpers);
     // The same rate with a receiver that accepts everything: what the failing run is compared with.
     const control = await measureSteady(helpers, FAILING_RATE);

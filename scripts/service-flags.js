@@ -1,7 +1,7 @@
 'use strict';
 // The Node flags the service ships with: those `npm start` gives node before dist/main.js (the
 // Dockerfile's CMD is held to them by test/e2e/runtime.e2e-spec.ts). The bench scripts
-// (bench/node.js) and the tests that start the built service (test/support/service-process.ts) run
+// (bench/lib.js) and the tests that start the built service (test/support/service-process.ts) run
 // it with these, so each measures and tests what is shipped.
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');

@@ -1,9 +1,6 @@
 'use strict';
-// Compiles the stock-nest peer (bench/stock-nest/*.ts) to CommonJS with typescript's transpileModule and this
-// folder's tsconfig.json: decorators and their metadata as `nest build` emits them, without a build of its own
-// and without TypeScript in the peer's process. The output goes to node_modules/.cache, where it resolves the
-// project's packages and stays out of dist/ and the linters. run.js calls it before the first scenario;
-// `node bench/stock-nest/build.js` prints the entry point (for `cpu-per-request.js peer=<it>`).
+// Compiles the stock-nest peer to node_modules/.cache with transpileModule and this folder's tsconfig.json
+// (decorator metadata as `nest build` emits it); `node bench/stock-nest/build.js` prints its main.js.
 const { mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 const ts = require('typescript');

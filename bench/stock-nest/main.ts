@@ -1,9 +1,5 @@
-// The stock peer of bench/run.js: Plant Store's measured operations written the way an ordinary Nest
-// team would, from the docs and sample/10-fastify. Nest on Fastify, the stock ValidationPipe and
-// ParseIntPipe, a bearer APP_GUARD, a global filter answering the Error body, better-sqlite3 at
-// synchronous=FULL or a pg Pool (one statement a request, no batching), Swagger at /docs; no request
-// log, metrics, security headers or tracing. Public Nest APIs only, the same on Nest 11 and 12.
-// bench/stock-nest/build.js compiles it (transpileModule, as `nest build` would emit it).
+// The stock peer of bench/run.js (bench/README.md): Plant Store's measured operations as an ordinary
+// Nest team would write them, from the docs and sample/10-fastify; public Nest APIs only.
 import { Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
