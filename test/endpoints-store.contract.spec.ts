@@ -431,6 +431,34 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
       await expect(store.secrets(b.id)).resolves.toEqual([{ secret: next }]);
     });
 
+    it('should open values bound to no endpoint at the first reseal only: one copied in later is left, held back, and a rotation replaces it', async () => {
+      const a = newEndpoint('http://127.0.0.1:1/a');
+      const b = newEndpoint('http://127.0.0.1:1/b');
+      const c = newEndpoint('http://127.0.0.1:1/c');
+      await store.create(a, 100);
+      await store.create(b, 100);
+      await store.create(c, 100);
+      // A's value of the first form, as a backup from before the upgrade holds it.
+      const aFirstForm = sealInFirstForm(KEY, JSON.stringify([{ secret: a.secret }]));
+      await setRaw(a.id, { secrets: aFirstForm });
+      await expect(store.reseal()).resolves.toBe(1);
+
+      // Copied into B's row, and a secret in clear written into C's: the next start-ups leave both.
+      await setRaw(b.id, { secrets: aFirstForm });
+      await setRaw(c.id, { secrets: JSON.stringify([{ secret: a.secret }]) });
+      const next = storeOn(await open());
+      await expect(next.reseal()).resolves.toBe(0);
+      await expect(storeOn(database, columnWith([OTHER_KEY, KEY])).reseal()).resolves.toBe(1); // A only
+      expect(await rawSecrets(b.id)).toBe(aFirstForm);
+      expect(await rawSecrets(c.id)).toBe(JSON.stringify([{ secret: a.secret }]));
+      await expect(next.secrets(b.id)).rejects.toThrow(SecretsKeyError);
+      await expect(next.secrets(c.id)).rejects.toThrow(SecretsKeyError);
+
+      const rotated = newSecret();
+      await expect(next.updateSecrets(b.id, (secrets) => [{ secret: rotated }, ...secrets])).resolves.toBe(true);
+      await expect(next.secrets(b.id)).resolves.toEqual([{ secret: rotated }]);
+    });
+
     it('should reseal each row exactly once when instances start together', async () => {
       const made = Array.from({ length: 6 }, (_, i) => newEndpoint(`http://127.0.0.1:1/${i}`));
       for (const endpoint of made) {

@@ -17,6 +17,9 @@ export function drainLimits(bodyLimit: number): DrainLimits {
 }
 
 const logger = new Logger('Requests');
+// The sockets a drain is set up on: Fastify runs the onSend hooks again when a later one fails, and a
+// second set of listeners would count each byte twice (halving the bound) and override destroySoon again.
+const draining = new WeakSet<Socket>();
 
 /**
  * For an answer sent before its request's body has arrived (a 413 over BODY_LIMIT, a 415, a 401
@@ -31,11 +34,13 @@ const logger = new Logger('Requests');
  * half-closes when the answer is written (the answer and a FIN go out; reading goes on), as
  * Node itself does for a socket without `destroySoon`, and Node's own `destroySoon` runs once the
  * body is drained. A bound that is hit destroys the socket at once. A 408 (the client is the slow
- * one) and Node's 400/431 are answered on the bare socket elsewhere and close at once.
+ * one) and Node's 400/431 are answered on the bare socket elsewhere and close at once. Called again
+ * for the same connection, it does nothing.
  */
 export function drainThenClose(request: IncomingMessage, requestId: string, status: number, limits: DrainLimits): void {
   const socket = request.socket;
-  if (socket.destroyed) return;
+  if (socket.destroyed || draining.has(socket)) return;
+  draining.add(socket);
   const cut = (reason: string) => {
     if (socket.destroyed) return;
     logger.log(`Request ${requestId} answered ${status} before its body: connection closed, ${reason}`);

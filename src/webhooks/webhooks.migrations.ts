@@ -205,4 +205,12 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
     postgres: `ALTER TABLE webhook_deliveries ADD COLUMN schedule_from INTEGER NOT NULL DEFAULT 0;
                CREATE INDEX IF NOT EXISTS webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at, id) WHERE status = 'failed'`,
   },
+  {
+    name: 'webhooks/2026-11-28-02-secrets-resealed-marker',
+    // One row once the first start-up of a build that binds secrets to their rows has resealed them
+    // all (written in that reseal's transaction). After it, a value in clear or of the first form (bound
+    // to no endpoint) is never opened again: it is what someone copied in, and its endpoint is held back.
+    sqlite: `CREATE TABLE webhook_secrets_resealed (id INTEGER PRIMARY KEY CHECK (id = 1)) STRICT`,
+    postgres: `CREATE TABLE webhook_secrets_resealed (id INTEGER PRIMARY KEY CHECK (id = 1))`,
+  },
 ];

@@ -72,16 +72,21 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
       db.close();
     }
   };
-  /** Writes `secrets` as an endpoint's column, as a release before this one stored it. */
+  /**
+   * Writes `secrets` as an endpoint's column, as a release before this one stored it: in clear, and
+   * with no record of a reseal (which this build then makes at its first start).
+   */
   const storeInClear = async (id: string, secrets: string[]) => {
     const json = JSON.stringify(secrets.map((secret) => ({ secret })));
     if (schema) {
       await schema.admin(`UPDATE ${schema.name}.webhook_endpoints SET secrets = $1 WHERE id = $2`, [json, id]);
+      await schema.admin(`DELETE FROM ${schema.name}.webhook_secrets_resealed`);
       return;
     }
     const db = new BetterSqlite3(join(dataDir!, 'plants.db'));
     try {
       db.prepare('UPDATE webhook_endpoints SET secrets = ? WHERE id = ?').run(json, id);
+      db.prepare('DELETE FROM webhook_secrets_resealed').run();
     } finally {
       db.close();
     }

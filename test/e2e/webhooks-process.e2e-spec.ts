@@ -313,8 +313,18 @@ describePostgres('the new-plant webhook from two instances over one PostgreSQL (
     expect(queued[0] + queued[1]).toBe(ids.length);
     // Each is sent on its whole schedule again, once (not once per instance): two more attempts.
     await eventually(async () => (await states())['failed 4 4'] === ids.length, 20_000);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a fifth attempt, if there were one
     expect(await states()).toEqual({ 'failed 4 4': ids.length });
+    // Failed again, at the end of their fresh schedule: nothing is due for them any more.
+    const failed = (await admin(instances[1], `/webhooks/endpoints/${endpoint.id}/deliveries?status=failed&limit=100`))
+      .body as { id: string; status: string; attempts: number; nextAttemptAt?: string }[];
+    expect(failed).toHaveLength(100);
+    for (const delivery of failed) {
+      expect(delivery).toMatchObject({ status: 'failed', attempts: 4 });
+      expect(delivery.nextAttemptAt).toBeUndefined();
+    }
+    const detail = await admin(instances[0], `/webhooks/endpoints/${endpoint.id}/deliveries/${failed[0].id}`);
+    expect(detail.body).toMatchObject({ status: 'failed', attempts: 4 });
+    expect((detail.body as { attemptLog: unknown[] }).attemptLog).toHaveLength(4);
     expect(new Set(refusedTries().values())).toEqual(new Set([4]));
     expect(refusedTries().size).toBe(ids.length);
     expect(receiver.overlaps).toEqual([]);

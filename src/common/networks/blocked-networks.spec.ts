@@ -218,12 +218,20 @@ describe('BlockedNetworks', () => {
       expect(networks.blocks('::ffff:10.21.0.1')).toBe(true);
     });
 
-    it('should open an address that carries an IPv4 one when either form is allowed', () => {
-      const mapped = new BlockedNetworks([], ['::ffff:10.0.0.7/128', '64:ff9b::/96']);
-      expect(mapped.blocks('::ffff:a00:7')).toBe(false);
-      expect(mapped.blocks('10.0.0.7')).toBe(true);
-      expect(mapped.blocks('::ffff:a00:8')).toBe(true);
-      expect(mapped.blocks('64:ff9b::a00:8')).toBe(false);
+    it('should open an address that carries an IPv4 one only by that IPv4 address, never by its IPv6 range', () => {
+      const carriers = new BlockedNetworks([], ['::ffff:0:0/96', '64:ff9b::/96', '2002::/16', '10.0.0.7/32']);
+      // The metadata address through each carrier range, listed as allowed: still blocked.
+      expect(carriers.blocks('::ffff:a9fe:a9fe')).toBe(true);
+      expect(carriers.blocks('64:ff9b::a9fe:a9fe')).toBe(true);
+      expect(carriers.blocks('2002:a9fe:a9fe::1')).toBe(true);
+      expect(carriers.opens('64:ff9b::a9fe:a9fe')).toBe(false);
+      // Its IPv4 address allowed: open in every form.
+      expect(carriers.blocks('10.0.0.7')).toBe(false);
+      expect(carriers.blocks('::ffff:a00:7')).toBe(false);
+      expect(carriers.blocks('64:ff9b::a00:7')).toBe(false);
+      expect(carriers.blocks('2002:a00:7::1')).toBe(false);
+      expect(carriers.opens('64:ff9b::a00:7')).toBe(true);
+      expect(carriers.blocks('64:ff9b::a00:8')).toBe(true);
     });
 
     it('should save a URL in an opened range', async () => {

@@ -101,7 +101,8 @@ export const SAVE_CHECK_LOOKUP_TIMEOUT_MS = 3000;
  * The addresses no endpoint may reach: every special-purpose range, always, and the ranges
  * WEBHOOK_BLOCKED_NETWORKS adds, less the ranges WEBHOOK_ALLOWED_NETWORKS opens inside them (the only
  * way to open one). An IPv6 address that carries an IPv4 one (mapped, NAT64, 6to4) is judged by that
- * IPv4 address too.
+ * IPv4 address: only it can be opened (an allowed `64:ff9b::/96` does not open 64:ff9b::a9fe:a9fe,
+ * 169.254.169.254 through NAT64), while a blocked range blocks it in either form.
  * Checked when an endpoint is saved (`problemWith`) and when a send connects (`lookup`, given to the
  * HTTP client, so what counts is what the name resolves to then, not at save time).
  */
@@ -124,7 +125,7 @@ export class BlockedNetworks {
 
   /**
    * Whether an IP address (v4, or v6 with or without brackets and zone) is blocked: it, or the IPv4
-   * address it carries, is in a blocked range, and neither is in an allowed one. Anything else is not.
+   * address it carries, is in a blocked range, and it is not opened (`opens`). Anything else is not.
    */
   blocks(address: string): boolean {
     return this.blockedAs(address) !== undefined;
@@ -136,16 +137,18 @@ export class BlockedNetworks {
    */
   blockedAs(address: string): string | undefined {
     const forms = formsOf(address);
-    if (forms.length === 0 || forms.some((form) => this.allowedRanges.some((range) => inRange(form, range)))) {
-      return undefined;
-    }
+    if (forms.length === 0 || this.opens(address)) return undefined;
     if (forms.some(isSpecialPurpose)) return SPECIAL_PURPOSE;
     return forms.some((form) => this.addedRanges.some((range) => inRange(form, range))) ? ADDED : undefined;
   }
 
-  /** Whether WEBHOOK_ALLOWED_NETWORKS holds an IP address (or the IPv4 address it carries). */
+  /**
+   * Whether WEBHOOK_ALLOWED_NETWORKS holds an IP address; for one that carries an IPv4 address, whether
+   * it holds that IPv4 address (the IPv6 range it is written in opens nothing).
+   */
   opens(address: string): boolean {
-    return formsOf(address).some((form) => this.allowedRanges.some((range) => inRange(form, range)));
+    const judged = formsOf(address).at(-1);
+    return judged !== undefined && this.allowedRanges.some((range) => inRange(judged, range));
   }
 
   /** Why a URL may not be saved, or undefined: its host is, or resolves now to, a blocked address. */

@@ -47,9 +47,10 @@ export abstract class EndpointsStore {
   abstract reconcile(urls: readonly string[], newId: () => string): Promise<{ added: number; removed: number }>;
   /**
    * Seals for its endpoint, under the first key of WEBHOOK_SECRETS_KEY, every stored secret that is in
-   * clear, of the first form (bound to no endpoint) or under another key; resolves with how many
-   * endpoints it changed. Rejects with a `SecretsKeyError` naming the endpoint when the key of one is
-   * not configured; leaves a value that does not open in its row (altered, or copied from another).
+   * clear or of the first form (bound to no endpoint: only the first time, which it records, with a
+   * key) or under another key; resolves with how many endpoints it changed. Rejects with a
+   * `SecretsKeyError` naming the endpoint when the key of one is not configured; leaves a value that
+   * does not open in its row (altered, copied from another, or bound to none after the first time).
    * Exact and idempotent: instances starting together take turns, and the second finds nothing to do.
    */
   abstract reseal(): Promise<number>;

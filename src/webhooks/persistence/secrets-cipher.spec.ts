@@ -61,7 +61,7 @@ describe('SecretsCipher', () => {
     expect(cipher.open(first, 'ep_a', true)).toBe(SECRET);
     expect(() => cipher.open(first, 'ep_a')).toThrow(
       new SecretsKeyError(
-        'a secret is sealed in the form of an earlier build, bound to no endpoint; an instance of this build reseals it when it starts',
+        'a secret is sealed in the form of an earlier build, bound to no endpoint, and written after the first start-up of this build resealed them (or copied from another row): rotate it',
       ),
     );
   });
@@ -114,46 +114,58 @@ describe('SecretsColumn', () => {
   it('should read rows written in clear before, and reseal them, rows of the first form and rows under an older key; leave current ones', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
     expect(column.read(clear, 'ep_1')).toEqual(secrets);
-    const fromClear = column.resealed(clear, 'ep_1')!;
+    const fromClear = column.resealed(clear, 'ep_1', true)!;
     expect(column.read(fromClear, 'ep_1')).toEqual(secrets);
-    expect(column.resealed(fromClear, 'ep_1')).toBeUndefined();
+    expect(column.resealed(fromClear, 'ep_1', true)).toBeUndefined();
     const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_2');
-    const moved = column.resealed(underOld, 'ep_2')!;
+    const moved = column.resealed(underOld, 'ep_2', true)!;
     expect(new SecretsColumn(new SecretsCipher([KEY]), []).read(moved, 'ep_2')).toEqual(secrets);
     const first = sealInFirstForm(OTHER, clear);
     expect(() => column.read(first, 'ep_3')).toThrow(SecretsKeyError);
-    const bound = column.resealed(first, 'ep_3')!;
+    const bound = column.resealed(first, 'ep_3', true)!;
     expect(bound).toMatch(/^enc:v1:v2:/);
     expect(column.read(bound, 'ep_3')).toEqual(secrets);
-    expect(column.resealed(bound, 'ep_3')).toBeUndefined();
+    expect(column.resealed(bound, 'ep_3', true)).toBeUndefined();
   });
 
   it('should leave a value copied from another row as it is at start-up: it does not open there', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
     const current = column.write(secrets, 'ep_1');
     const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_1');
-    expect(column.resealed(current, 'ep_2')).toBeUndefined();
-    expect(column.resealed(underOld, 'ep_2')).toBeUndefined();
+    expect(column.resealed(current, 'ep_2', true)).toBeUndefined();
+    expect(column.resealed(underOld, 'ep_2', true)).toBeUndefined();
     expect(() => column.read(current, 'ep_2')).toThrow(SecretsKeyError);
+  });
+
+  it('should leave values bound to no endpoint as they are once the first reseal is recorded, and not read them', () => {
+    const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
+    const first = sealInFirstForm(KEY, clear);
+    const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_1');
+    expect(column.resealed(clear, 'ep_1', false)).toBeUndefined();
+    expect(column.resealed(first, 'ep_1', false)).toBeUndefined();
+    expect(column.resealed(underOld, 'ep_1', false)).toMatch(/^enc:v1:v2:/); // bound: still moved to the first key
+    column.unboundClosed();
+    expect(() => column.read(clear, 'ep_1')).toThrow(SecretsKeyError);
+    expect(() => column.read(first, 'ep_1')).toThrow(SecretsKeyError);
   });
 
   it('should read a config endpoint as the configured secrets, never stored', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY]), [SECRET, 'whsec_b']);
     expect(column.read(CONFIGURED_SECRETS, 'ep_1')).toEqual([{ secret: SECRET }, { secret: 'whsec_b' }]);
-    expect(column.resealed(CONFIGURED_SECRETS, 'ep_1')).toBeUndefined();
+    expect(column.resealed(CONFIGURED_SECRETS, 'ep_1', true)).toBeUndefined();
   });
 
   it('should name the endpoint whose secrets no key opens, and refuse to write without a key', () => {
     const sealed = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_9');
-    expect(() => new SecretsColumn(new SecretsCipher([KEY]), []).resealed(sealed, 'ep_9')).toThrow(
+    expect(() => new SecretsColumn(new SecretsCipher([KEY]), []).resealed(sealed, 'ep_9', true)).toThrow(
       new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY (endpoint ep_9)'),
     );
     const keyless = new SecretsColumn(undefined, []);
-    expect(() => keyless.resealed(sealed, 'ep_9')).toThrow(
+    expect(() => keyless.resealed(sealed, 'ep_9', true)).toThrow(
       new SecretsKeyError('secrets are stored encrypted, and WEBHOOK_SECRETS_KEY is not set (endpoint ep_9)'),
     );
     expect(keyless.read(clear, 'ep_1')).toEqual(secrets);
-    expect(keyless.resealed(clear, 'ep_1')).toBeUndefined();
+    expect(keyless.resealed(clear, 'ep_1', true)).toBeUndefined();
     expect(() => keyless.write(secrets, 'ep_1')).toThrow(SecretsKeyError);
   });
 });

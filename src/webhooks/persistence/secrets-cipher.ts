@@ -110,14 +110,14 @@ export class SecretsCipher {
 
   /**
    * The plaintext of a value sealed for `endpointId`; a `SecretsKeyError` when no key opens it there.
-   * `firstForm`: also open a value of the first form (start-up, to reseal it).
+   * `firstForm`: also open a value of the first form (the first start-up, to reseal it).
    */
   open(sealed: string, endpointId: string, firstForm = false): string {
     const bound = sealed.startsWith(BOUND);
     if (!bound && !(firstForm && sealed.startsWith(SEALED))) {
       throw new SecretsKeyError(
         sealed.startsWith(SEALED)
-          ? 'a secret is sealed in the form of an earlier build, bound to no endpoint; an instance of this build reseals it when it starts'
+          ? 'a secret is sealed in the form of an earlier build, bound to no endpoint, and written after the first start-up of this build resealed them (or copied from another row): rotate it'
           : 'a stored secret is not in a form this build reads',
       );
     }
@@ -163,6 +163,11 @@ export function secretsCipherFor(config: SecretsKeyConfig): SecretsCipher | unde
 /** Whether a column value is sealed (under any key), as opposed to written in clear. */
 export function isSealed(value: string): boolean {
   return value.startsWith(SEALED);
+}
+
+/** Whether a column value is sealed in the second form, bound to its endpoint (under any key). */
+export function isBound(value: string): boolean {
+  return value.startsWith(BOUND);
 }
 
 function keyId(key: Buffer): string {

@@ -1,5 +1,5 @@
 import { SigningSecret } from '../endpoints/endpoint';
-import { isSealed, SecretsCipher, SecretsKeyError } from './secrets-cipher';
+import { isBound, isSealed, SecretsCipher, SecretsKeyError } from './secrets-cipher';
 
 /**
  * The `secrets` value of a `config` endpoint: its secrets are WEBHOOK_SECRET's, never stored.
@@ -10,10 +10,12 @@ export const CONFIGURED_SECRETS = 'config:WEBHOOK_SECRET';
 /**
  * The `secrets` column of `webhook_endpoints`. Inside, a JSON array of `{"secret", "expiresAt"?}`,
  * current first; stored sealed by the `SecretsCipher` for its endpoint's row (`enc:v1:v2:…`), so a
- * value copied into another row does not open there. Rows written in clear before (a bare JSON array)
- * still read, until start-up seals them; rows sealed in the first form, bound to no endpoint, open
- * only at start-up, which reseals them (`resealed`). A `config` endpoint holds `CONFIGURED_SECRETS`
- * and reads as WEBHOOK_SECRET's secrets.
+ * value copied into another row does not open there. Values bound to no endpoint, written in clear
+ * before (a bare JSON array) or sealed in the first form, are sealed for their row by the first
+ * start-up of this build (`resealed`), which the store records in the same transaction; after it,
+ * such a value is what someone wrote or copied in, and is treated as a copied one: it does not open,
+ * and a rotation replaces it (`unboundClosed`). A `config` endpoint holds `CONFIGURED_SECRETS` and
+ * reads as WEBHOOK_SECRET's secrets.
  *
  * Every store reads and writes the column through this one class, so the claims sign with what it
  * gives, and no other code sees how it is stored.
@@ -21,6 +23,8 @@ export const CONFIGURED_SECRETS = 'config:WEBHOOK_SECRET';
 export class SecretsColumn {
   // The claims read the same few rows again and again: each sealed value is opened once.
   private readonly opened = new Map<string, SigningSecret[]>();
+  // Set once the first reseal is recorded: from then on a value bound to no endpoint does not open.
+  private unboundOpen = true;
 
   /**
    * @param cipher undefined when no key is configured: then nothing can be written (nothing can be:
@@ -31,6 +35,16 @@ export class SecretsColumn {
     private readonly cipher: SecretsCipher | undefined,
     private readonly configured: readonly string[],
   ) {}
+
+  /** Whether this column can seal (a key is configured): only then is the first reseal recorded. */
+  get seals(): boolean {
+    return this.cipher !== undefined;
+  }
+
+  /** The first reseal is recorded: values in clear or of the first form do not open from now on. */
+  unboundClosed(): void {
+    this.unboundOpen = false;
+  }
 
   /** `secrets` sealed for `endpointId`'s row. */
   write(secrets: readonly SigningSecret[], endpointId: string): string {
@@ -49,11 +63,19 @@ export class SecretsColumn {
 
   /**
    * The secrets of `endpointId`'s row, current first; a `SecretsKeyError` when the value does not open
-   * there (a key we do not have, a value altered or sealed for another row, or of the first form).
+   * there (a key we do not have, a value altered or sealed for another row, or of the first form; or in
+   * clear after the first reseal).
    */
   read(column: string, endpointId: string): SigningSecret[] {
     if (column === CONFIGURED_SECRETS) return this.configured.map((secret) => ({ secret }));
-    if (!isSealed(column)) return parse(column);
+    if (!isSealed(column)) {
+      if (!this.unboundOpen) {
+        throw new SecretsKeyError(
+          'a secret is stored in clear, bound to no endpoint, after the first start-up of this build sealed them: rotate it',
+        );
+      }
+      return parse(column);
+    }
     // Remembered by row and value: the same value in another row is opened (and refused) there.
     const remembered = `${endpointId} ${column}`;
     const known = this.opened.get(remembered);
@@ -66,14 +88,16 @@ export class SecretsColumn {
 
   /**
    * What start-up writes in place of `column`: sealed for `endpointId` under the first key when it is
-   * in clear, of the first form, or under another key; undefined when it is right as it is (told by
-   * its form, without opening it), or cannot be sealed (no key). Throws a `SecretsKeyError` naming
-   * `endpointId` when its key is not configured, so a wrong key stops start-up. A value that its key
-   * does not open for this row (altered, or copied from another) is left as it is: its endpoint's
-   * deliveries are held back, and every other endpoint's go.
+   * in clear or of the first form (only while `unbound`: the first reseal is not recorded yet), or under
+   * another key; undefined when it is right as it is (told by its form, without opening it), or cannot
+   * be sealed (no key). Throws a `SecretsKeyError` naming `endpointId` when its key is not configured,
+   * so a wrong key stops start-up. A value that does not open for this row (altered, copied from
+   * another, or bound to none after the first reseal) is left as it is: its endpoint's deliveries are
+   * held back, and every other endpoint's go.
    */
-  resealed(column: string, endpointId: string): string | undefined {
+  resealed(column: string, endpointId: string, unbound: boolean): string | undefined {
     if (column === CONFIGURED_SECRETS || this.cipher?.isCurrent(column)) return undefined;
+    if (!unbound && !isBound(column)) return undefined;
     let secrets: SigningSecret[];
     try {
       secrets = isSealed(column) ? parse(this.cipherOrThrow().open(column, endpointId, true)) : parse(column);

@@ -316,11 +316,14 @@ export class SqlEndpointsStore extends EndpointsStore {
     );
   }
 
-  reseal(): Promise<number> {
+  async reseal(): Promise<number> {
     const { db, dialect, secretsColumn } = this;
-    return this.dialect.transaction(
+    const { changed, recorded } = await this.dialect.transaction(
       'seal the endpoint secrets',
       function* () {
+        // Under the endpoints' lock: an instance starting at once sees the record once this one commits.
+        const { rows: record } = yield* run(db.selectFrom('webhook_secrets_resealed').select('id').compile());
+        const unbound = record.length === 0;
         const { rows } = yield* run(
           db
             .selectFrom('webhook_endpoints')
@@ -331,16 +334,29 @@ export class SqlEndpointsStore extends EndpointsStore {
         );
         let changed = 0;
         for (const { id, secrets } of rows) {
-          const sealed = secretsColumn.resealed(secrets, id);
+          const sealed = secretsColumn.resealed(secrets, id, unbound);
           if (sealed === undefined) continue;
           // The same secrets, stored anew: not a change anyone made, so `updated_at` stays.
           yield* run(db.updateTable('webhook_endpoints').set({ secrets: sealed }).where('id', '=', id).compile());
           changed++;
         }
-        return changed;
+        // Every value bound to no endpoint is sealed for its row now (or left held back): from here on
+        // such a value was written or copied in later, and never opens. Only with a key, which seals them.
+        if (unbound && secretsColumn.seals) {
+          yield* run(
+            db
+              .insertInto('webhook_secrets_resealed')
+              .values({ id: 1 })
+              .onConflict((oc) => oc.doNothing())
+              .compile(),
+          );
+        }
+        return { changed, recorded: !unbound || secretsColumn.seals };
       },
       true,
     );
+    if (recorded) secretsColumn.unboundClosed();
+    return changed;
   }
 
   /**

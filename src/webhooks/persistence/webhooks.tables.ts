@@ -96,11 +96,17 @@ export interface WebhookAttemptsTable {
   duration_ms: SmallIntColumn;
 }
 
+/** One row (id 1) once the first reseal of bound secrets is done: values bound to nothing open no more. */
+export interface WebhookSecretsResealedTable {
+  id: number;
+}
+
 declare module '../../database/tables' {
   interface Tables {
     webhook_endpoints: WebhookEndpointsTable;
     webhook_messages: WebhookMessagesTable;
     webhook_deliveries: WebhookDeliveriesTable;
     webhook_attempts: WebhookAttemptsTable;
+    webhook_secrets_resealed: WebhookSecretsResealedTable;
   }
 }
