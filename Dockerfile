@@ -47,4 +47,4 @@ STOPSIGNAL SIGTERM
 # run it: V8 otherwise sizes it from the machine's memory and lets garbage pile up. No allocation-site
 # pretenuring: V8 took a page of PostgreSQL rows for long-lived and allocated them in the old
 # generation, which cost a list 40 % of its CPU (bench/README.md, "Decisions").
-CMD ["node", "--max-old-space-size=256", "--no-allocation-site-pretenuring", "dist/main.js"]
+CMD ["node", "--max-old-space-size=256", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/main.js"]
