@@ -7,7 +7,11 @@ const ROOT = join(__dirname, '..', '..');
 /** What ships runs as the tests and the bench run it. */
 describe('the runtime the service ships with', () => {
   it('should start in the container with the Node flags of npm start, which the process tests and the bench use', () => {
-    expect(SERVICE_NODE_FLAGS).toEqual(['--max-old-space-size=256', '--max-semi-space-size=16', '--no-allocation-site-pretenuring']);
+    expect(SERVICE_NODE_FLAGS).toEqual([
+      '--max-old-space-size=256',
+      '--max-semi-space-size=16',
+      '--no-allocation-site-pretenuring',
+    ]);
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
     expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...SERVICE_NODE_FLAGS, 'dist/main.js']);
