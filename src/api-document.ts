@@ -1,10 +1,17 @@
 import { INestApplication } from '@nestjs/common';
 import { OpenAPIObject } from '@nestjs/swagger';
 import { createOpenApiDocument } from './openapi/openapi-document';
-import { NewPlantDto } from './plants/dto/new-plant.dto';
-import { NEW_PLANT_WEBHOOK } from './webhooks/new-plant.webhook';
+import { eventWebhooks } from './webhooks/event.webhook';
+import { OutboxPublisher } from './webhooks/outbox.publisher';
 
-/** The service's document: its routes, and the `newPlant` webhook it sends (a NewPlant body). */
+/**
+ * The service's document: its routes, and a webhook for every event type a feature publishes (the
+ * `newPlant` webhook, a NewPlant body), with the models of their bodies.
+ */
 export function createApiDocument(app: INestApplication): OpenAPIObject {
-  return createOpenApiDocument(app, { extraModels: [NewPlantDto], webhooks: { newPlant: NEW_PLANT_WEBHOOK } });
+  const types = app.get(OutboxPublisher).declared();
+  return createOpenApiDocument(app, {
+    extraModels: types.map((type) => type.webhook.body),
+    webhooks: eventWebhooks(types),
+  });
 }

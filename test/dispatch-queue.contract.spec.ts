@@ -8,6 +8,7 @@ import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-databa
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
 import { attemptResult, GONE_REASON, THROTTLE_AFTER_SIGNALS } from '../src/webhooks/dispatch-policy';
+import { PLANT_CREATED } from '../src/plants/plant-events';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { AttemptResult, ClaimedDelivery } from '../src/webhooks/persistence/deliveries';
 import { SecretsCipher } from '../src/webhooks/persistence/secrets-cipher';
@@ -427,7 +428,7 @@ describe('the SQLite dispatch queue', () => {
       connection
         .transaction(
           () =>
-            void new OutboxWriter(outbox, () => undefined).created(new SqliteTransaction(connection), [
+            void new OutboxWriter(outbox, () => undefined, PLANT_CREATED).created(new SqliteTransaction(connection), [
               { id: 1n, name: 'a' },
             ]),
         )

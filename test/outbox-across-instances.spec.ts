@@ -5,6 +5,7 @@ import { attemptResult } from '../src/webhooks/dispatch-policy';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { RECOVER_BATCH_SIZE, recoverInBatches } from '../src/webhooks/endpoints/recover-in-batches';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
+import { PLANT_CREATED } from '../src/plants/plant-events';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { createTestSchema, describePostgres, TestSchema } from './support/postgres';
 import { WEBHOOK_TEST_MIGRATIONS, webhookStores, WebhookStores } from './support/webhook-stores';
@@ -30,7 +31,11 @@ async function instance(url: string): Promise<Instance> {
   const self: Instance = {
     ...stores,
     database,
-    plants: new SqlPlantsRepository(database, database.kysely, new OutboxWriter(stores.outbox, () => self.wakes++)),
+    plants: new SqlPlantsRepository(
+      database,
+      database.kysely,
+      new OutboxWriter(stores.outbox, () => self.wakes++, PLANT_CREATED),
+    ),
     wakes: 0,
     close: async () => {
       await self.plants.onModuleDestroy();

@@ -1,3 +1,4 @@
+import { PLANT_CREATED } from '../src/plants/plant-events';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { sql } from 'kysely';
 import { PostgresDatabase } from '../src/database/postgres-database';
@@ -74,7 +75,7 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
   it('should wake the dispatcher after each commit that wrote deliveries, also when two transactions interleave', async () => {
     let wakes = 0;
     let interleavedIds = 1n;
-    const waking = new OutboxWriter(stores.outbox, () => void (wakes += 1));
+    const waking = new OutboxWriter(stores.outbox, () => void (wakes += 1), PLANT_CREATED);
     const plants = (name: string) => [{ id: 9007199254740993n, name }];
     /** Two transactions that both write before either reports its commit (on PostgreSQL both are open at once). */
     const interleaved = async () => {
@@ -107,7 +108,7 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
 
   it('should write nothing when the plants transaction rolls back (or the statement fails)', async () => {
     await endpoint('http://127.0.0.1:1/a');
-    const writer = new OutboxWriter(stores.outbox, () => undefined);
+    const writer = new OutboxWriter(stores.outbox, () => undefined, PLANT_CREATED);
     const { database } = stores;
     const failure = new Error('the plant failed');
     if (database instanceof SqliteDatabase) {

@@ -25,8 +25,8 @@ export function createOpenApiDocument(app: INestApplication, extras: DocumentExt
         'exact over the whole range. ' +
         'Every plants operation needs `Authorization: Bearer <token>`; the health checks ' +
         '(`/health/live`, `/health/ready`) are public, for probes. Every failure has an `Error` body ' +
-        'whose `error` is the HTTP status. Subscribers configured by the operator (WEBHOOK_URLS) ' +
-        'receive the `newPlant` webhook.',
+        'whose `error` is the HTTP status. Webhook endpoints (WEBHOOK_URLS, or the admin API) receive a ' +
+        'webhook for each event type they subscribe to (by default `plant.created`: the `newPlant` webhook).',
     )
     .setVersion(API_VERSION)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: undefined }, BEARER_SCHEME)

@@ -1,29 +1,26 @@
-import { RawBuilder } from 'kysely';
-import { StatementAddition } from '../database/statement-addition';
-import { Transaction } from '../database/transaction';
+import { CreatedEvents } from '../common/events/created-events';
+import { EventType } from '../common/events/event-type';
+import { NewPlantDto } from './dto/new-plant.dto';
+import { newPlantPayload } from './new-plant.payload';
 import { Plant } from './plant';
 
 /**
- * The port through which plants records "plants created": what else must commit together with new
- * plants (only those the store inserted, never a replay). Plants knows nothing more of who listens;
- * the module passed to `PlantsModule.register` provides it (the webhook outbox). Each store asks in
- * its own way:
- *
- * - SQLite: `created` inside the group commit's transaction, then `committed` once it committed.
- * - PostgreSQL: `createdInStatement` before the one autocommitted statement that inserts a batch;
- *   what it returns becomes part of that statement, and is told when it committed.
+ * The port through which plants records "plants created", inside the transaction that stores them
+ * (see `CreatedEvents` for how each store asks). `PlantsModule` binds it with `publishes(PLANT_CREATED)`
+ * to whoever publishes events (the webhook outbox); plants knows nothing more of who listens.
  */
-export abstract class PlantEvents {
-  /** SQLite: inside the transaction that inserted `plants`; it must finish before it returns. */
-  abstract created(transaction: Transaction, plants: readonly Plant[]): void | Promise<void>;
+export abstract class PlantEvents extends CreatedEvents<Plant> {}
 
-  /** SQLite: after `transaction` committed (the same object `created` was given). */
-  abstract committed(transaction: Transaction): void;
-
-  /**
-   * PostgreSQL: what commits with the plants that the statement about to run inserts. `inserted`
-   * names that statement's relation of the plants it inserted (column `id`, bigint); `plants` are the
-   * batch, each id once (its first occurrence, the one inserted if any is). Called once per statement.
-   */
-  abstract createdInStatement(inserted: RawBuilder<unknown>, plants: readonly Plant[]): StatementAddition;
-}
+/** The new-plant event: its subscribers get the NewPlant exactly, as the specification's webhook does. */
+export const PLANT_CREATED: EventType<Plant> = {
+  name: 'plant.created',
+  port: PlantEvents,
+  key: (plant) => plant.id,
+  payload: newPlantPayload,
+  webhook: {
+    name: 'newPlant',
+    summary: 'A new plant was added to the store',
+    description: 'Sent once per stored plant (a create that is not a replay), with the NewPlant as its body.',
+    body: NewPlantDto,
+  },
+};

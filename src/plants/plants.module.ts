@@ -1,24 +1,32 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { publishes } from '../common/events/event-type';
 import { PlantsRepository } from './persistence/plants.repository';
 import { SqlPlantsRepository } from './persistence/sql-plants.repository';
 import { PlantsController } from './plants.controller';
 import { PlantsMetrics } from './plants.metrics';
 import { PlantsService } from './plants.service';
+import { PLANT_CREATED } from './plant-events';
 
 type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 
 @Module({})
 export class PlantsModule {
   /**
-   * `events`: the module that provides `PlantEvents`, what commits together with new plants (the
-   * webhook outbox). Imported explicitly, so plants depends on that port and on nothing else of it.
+   * `events`: the module that provides the `EventPublisher` (the webhook outbox), to which plants binds
+   * its `PlantEvents` port (`publishes(PLANT_CREATED)`): what commits together with new plants.
+   * Imported explicitly, so plants depends on that port and on nothing else of it.
    */
   static register(events: ModuleImport): DynamicModule {
     return {
       module: PlantsModule,
       imports: [events],
       controllers: [PlantsController],
-      providers: [PlantsService, PlantsMetrics, { provide: PlantsRepository, useClass: SqlPlantsRepository }],
+      providers: [
+        PlantsService,
+        PlantsMetrics,
+        { provide: PlantsRepository, useClass: SqlPlantsRepository },
+        publishes(PLANT_CREATED),
+      ],
       exports: [PlantsRepository],
     };
   }

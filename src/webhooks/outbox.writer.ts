@@ -1,29 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { RawBuilder } from 'kysely';
+import { CreatedEvents } from '../common/events/created-events';
+import { EventType } from '../common/events/event-type';
 import { StatementAddition } from '../database/statement-addition';
 import { Transaction } from '../database/transaction';
-import { PlantEvents } from '../plants/plant-events';
-import { Plant } from '../plants/plant';
-import { newPlantPayload } from './new-plant.payload';
 import { traceCarrierOf } from '../platform/trace-context';
 import { NewMessage } from './persistence/deliveries';
 import { OutboxStore } from './persistence/outbox.store';
 
-export const PLANT_CREATED = 'plant.created';
-
 /**
- * The transactional outbox's writer, and plants' `PlantEvents`: with the plants a store inserts, one
- * message per plant (one webhook-id for every endpoint) and one delivery per endpoint enabled then,
- * committed together. So a 200 means its event is as durable as the plant, and no event exists for a
- * plant that was not stored. After the commit it wakes the dispatcher, only if deliveries were written.
+ * The transactional outbox's writer of one event type, and so that feature's port (`PlantEvents` for
+ * `plant.created`): with the rows a store inserts, one message per row (one webhook-id for every
+ * endpoint) and one delivery per endpoint enabled then and subscribed to the type, committed
+ * together. So a 200 means its event is as durable as the row, and no event exists for a row that was
+ * not stored. After the commit it wakes the dispatcher, only if deliveries were written.
  *
- * - SQLite: `created` writes inside the group commit's transaction, `committed` follows its commit.
- * - PostgreSQL: `createdInStatement` makes the write part of the plants' one insert statement.
+ * - SQLite: `created` writes inside the write's transaction, `committed` follows its commit.
+ * - PostgreSQL: `createdInStatement` makes the write part of the rows' one insert statement.
  */
-export class OutboxWriter extends PlantEvents {
+export class OutboxWriter<Row extends object> extends CreatedEvents<Row> {
   constructor(
     private readonly outbox: OutboxStore,
     private readonly wake: () => void,
+    private readonly type: EventType<Row>,
   ) {
     super();
   }
@@ -35,8 +34,8 @@ export class OutboxWriter extends PlantEvents {
    */
   private readonly wrote = new WeakSet<Transaction>();
 
-  created(transaction: Transaction, plants: readonly Plant[]): void {
-    if (this.outbox.write(transaction, () => plants.map(messageOf)) > 0) this.wrote.add(transaction);
+  created(transaction: Transaction, rows: readonly Row[]): void {
+    if (this.outbox.write(transaction, () => rows.map((row) => this.messageOf(row))) > 0) this.wrote.add(transaction);
   }
 
   /** Wakes the dispatcher after a commit that wrote deliveries (with no endpoint, creates cost it nothing). */
@@ -44,12 +43,12 @@ export class OutboxWriter extends PlantEvents {
     if (this.wrote.delete(transaction)) this.wake();
   }
 
-  createdInStatement(inserted: RawBuilder<unknown>, plants: readonly Plant[]): StatementAddition {
-    // Made for every plant of the batch (the statement alone knows which it inserts, and whether an
-    // endpoint is enabled): a few hundred bytes each, against a round trip to ask first.
+  createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Row[]): StatementAddition {
+    // Made for every row of the batch (the statement alone knows which it inserts, and whether an
+    // endpoint is subscribed): a few hundred bytes each, against a round trip to ask first.
     const { ctes, deliveries } = this.outbox.writeWith(
       inserted,
-      plants.map((plant) => ({ rowId: plant.id, ...messageOf(plant) })),
+      rows.map((row) => ({ rowId: this.type.key(row), ...this.messageOf(row) })),
     );
     return {
       ctes,
@@ -60,14 +59,14 @@ export class OutboxWriter extends PlantEvents {
       },
     };
   }
-}
 
-function messageOf(plant: Plant): NewMessage {
-  return {
-    id: `msg_${randomUUID().replaceAll('-', '')}`,
-    eventType: PLANT_CREATED,
-    payload: newPlantPayload(plant),
-    // The committing request's trace, so the delivery joins it on whichever instance sends it.
-    traceContext: traceCarrierOf(plant),
-  };
+  private messageOf(row: Row): NewMessage {
+    return {
+      id: `msg_${randomUUID().replaceAll('-', '')}`,
+      eventType: this.type.name,
+      payload: this.type.payload(row),
+      // The committing request's trace, so the delivery joins it on whichever instance sends it.
+      traceContext: traceCarrierOf(row),
+    };
+  }
 }

@@ -213,4 +213,12 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
     sqlite: `CREATE TABLE webhook_secrets_resealed (id INTEGER PRIMARY KEY CHECK (id = 1)) STRICT`,
     postgres: `CREATE TABLE webhook_secrets_resealed (id INTEGER PRIMARY KEY CHECK (id = 1))`,
   },
+  {
+    name: 'webhooks/2026-11-28-20-endpoint-event-types',
+    // The event types each endpoint subscribes to, a JSON array of names (text on both stores; the
+    // outbox reads it with `json_each` on SQLite and as `jsonb` on PostgreSQL). Every endpoint there
+    // is, `config` ones included, gets the one type there was: it sees no change.
+    sqlite: `ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT '["plant.created"]'`,
+    postgres: `ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT '["plant.created"]'`,
+  },
 ];

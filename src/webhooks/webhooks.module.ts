@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { PlantEvents } from '../plants/plant-events';
+import { EventPublisher } from '../common/events/event-type';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { ConfiguredBlockedNetworks, ConfiguredSecretsColumn } from './configured.providers';
 import { BlockedEndpointsCheck } from './endpoints/blocked-endpoints.check';
@@ -7,7 +7,7 @@ import { EndpointIds } from './endpoints/endpoint-ids';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EndpointsStore } from './endpoints/endpoints.store';
-import { OutboxWriter } from './outbox.writer';
+import { OutboxPublisher } from './outbox.publisher';
 import { DeliveryLog } from './persistence/delivery-log';
 import { DispatchQueue } from './persistence/dispatch-queue';
 import { OutboxStore } from './persistence/outbox.store';
@@ -21,9 +21,10 @@ import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';
 
 /**
- * The new-plant webhook: endpoints and their admin API, the outbox and its dispatcher. It exports
- * `PlantEvents` (the outbox writer), which `PlantsModule.register(…)` imports explicitly; plants
- * never sees the rest.
+ * The webhooks: endpoints and their admin API, the outbox and its dispatcher. It knows event types,
+ * not features: it exports the `EventPublisher` (the outbox), to which a feature that imports this
+ * module explicitly binds its own port (`publishes(PLANT_CREATED)` in `PlantsModule.register(…)`);
+ * features never see the rest.
  *
  * One wiring style: every provider is an `@Injectable()` class built by DI. Configuration comes in
  * as `WebhookConfig` (from `ConfigModule`); the store as `Database`, `Kysely` and `SqlDialect` (from
@@ -57,14 +58,10 @@ export class WebhooksModule {
         BlockedEndpointsCheck,
         WebhookDispatcher,
         EndpointsService,
-        {
-          provide: PlantEvents,
-          inject: [OutboxStore, WebhookDispatcher],
-          useFactory: (outbox: OutboxStore, dispatcher: WebhookDispatcher) =>
-            new OutboxWriter(outbox, () => dispatcher.wake()),
-        },
+        OutboxPublisher,
+        { provide: EventPublisher, useExisting: OutboxPublisher },
       ],
-      exports: [PlantEvents],
+      exports: [EventPublisher],
     };
   }
 }

@@ -1,13 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoggerService, Type } from '@nestjs/common';
+import { DynamicModule, LoggerService, Type } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { configureApp, createFastifyAdapter } from '../../src/app.setup';
 import { loadConfig } from '../../src/config/load-config';
 import { shutDownGracefully } from '../../src/lifecycle/graceful-shutdown';
+import { WebhooksModule } from '../../src/webhooks/webhooks.module';
+
+type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 
 export const TEST_TOKEN = 'test-token-0123456789';
 /**
@@ -47,12 +50,14 @@ class CapturingLogger implements LoggerService {
 /**
  * Builds the real AppModule on Fastify, configured by `configureApp` like production, on a fresh
  * SQLite file in a temporary folder, listening on 127.0.0.1 on a free port. `controllers` are added
- * beside the app's own, for a test that needs a kind of route the app does not have.
+ * beside the app's own, for a test that needs a kind of route the app does not have; `features` are
+ * modules added beside the app's own, given the app's webhook module (as `PlantsModule.register` is).
  */
 export async function createTestApp(
   env: NodeJS.ProcessEnv = {},
   dataDir?: string,
   controllers: Type[] = [],
+  features: (webhooks: ModuleImport) => ModuleImport[] = () => [],
 ): Promise<TestApp> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'plant-store-test-'));
   const config = loadConfig({
@@ -63,7 +68,9 @@ export async function createTestApp(
     ...(env.DATABASE_URL?.startsWith('postgres') ? { WEBHOOK_SECRETS_KEY: TEST_SECRETS_KEY } : {}),
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)], controllers }).compile();
+  const root = AppModule.forRoot(config);
+  const webhooks = root.imports!.find((imported) => (imported as DynamicModule).module === WebhooksModule)!;
+  const moduleRef = await Test.createTestingModule({ imports: [root, ...features(webhooks)], controllers }).compile();
   const logs: string[] = [];
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), {
     logger: new CapturingLogger(logs),

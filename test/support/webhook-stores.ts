@@ -7,6 +7,7 @@ import { Plant } from '../../src/plants/plant';
 import { EndpointIds } from '../../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../../src/webhooks/endpoints/endpoints.service';
 import { EndpointsStore } from '../../src/webhooks/endpoints/endpoints.store';
+import { PLANT_CREATED } from '../../src/plants/plant-events';
 import { OutboxWriter } from '../../src/webhooks/outbox.writer';
 import { DeliveryLog } from '../../src/webhooks/persistence/delivery-log';
 import { DispatchQueue } from '../../src/webhooks/persistence/dispatch-queue';
@@ -81,7 +82,7 @@ export function useWebhookStores(postgres: boolean) {
      */
     commit: async (...names: string[]) => {
       const plants: Plant[] = names.map((name) => ({ id: 9007199254740993n + BigInt(state.committed++), name }));
-      const writer = new OutboxWriter(state.outbox, () => undefined);
+      const writer = new OutboxWriter(state.outbox, () => undefined, PLANT_CREATED);
       const { database } = state;
       if (database instanceof PostgresDatabase) {
         const repository = new SqlPlantsRepository(database, database.kysely, writer);

@@ -18,6 +18,7 @@ function endpoint(n: number, url: string): Endpoint {
     url,
     description: '',
     disabled: false,
+    eventTypes: ['plant.created'],
     source: 'api',
     createdAtMs: 0,
     updatedAtMs: 0,

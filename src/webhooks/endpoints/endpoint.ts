@@ -4,13 +4,21 @@ export interface SigningSecret {
   readonly expiresAtMs?: number;
 }
 
-/** A subscriber of the new-plant webhook. */
+/**
+ * What an endpoint subscribes to unless it says otherwise: the new-plant event only, so endpoints made
+ * before event types existed (and every `config` endpoint) never get a body they don't expect.
+ */
+export const DEFAULT_EVENT_TYPES: readonly string[] = ['plant.created'];
+
+/** A subscriber of webhooks: of each event type it subscribes to. */
 export interface Endpoint {
   /** `ep_` and a time-ordered suffix, so ids sort in creation order (the list's keyset). */
   readonly id: string;
   readonly url: string;
   readonly description: string;
   readonly disabled: boolean;
+  /** The event types it gets deliveries of; the outbox writes none of any other type for it. */
+  readonly eventTypes: readonly string[];
   /** Why the service disabled it; absent when enabled, or disabled through the API. */
   readonly disabledReason?: string;
   /** `config`: declared by WEBHOOK_URLS, read-only through the API. */
@@ -25,12 +33,15 @@ export interface NewEndpoint {
   readonly description: string;
   readonly disabled: boolean;
   readonly secret: string;
+  /** `DEFAULT_EVENT_TYPES` when absent. */
+  readonly eventTypes?: readonly string[];
 }
 
 export interface EndpointChanges {
   readonly url?: string;
   readonly description?: string;
   readonly disabled?: boolean;
+  readonly eventTypes?: readonly string[];
 }
 
 /** The secrets that sign now: every one not expired at `nowMs`, current first. */

@@ -69,7 +69,7 @@ const BODY_ERRORS = {
 };
 
 /**
- * Subscribers of the new-plant webhook, their secrets and their delivery logs. Every route needs the
+^ * Webhook subscribers (endpoints and the event types they subscribe to), their secrets and their delivery logs. Every route needs the
  * admin permission.
  */
 @ApiTags('webhooks')
@@ -160,7 +160,7 @@ export class EndpointsController {
     ],
     404: NO_ENDPOINT,
     409: [
-      'A url or description for an endpoint declared in WEBHOOK_URLS (only disabled changes there), or another endpoint has this url.',
+      'A url, description or eventTypes for an endpoint declared in WEBHOOK_URLS (only disabled changes there), or another endpoint has this url.',
       CONFIG_OWNED,
     ],
   })

@@ -19,6 +19,7 @@ import { plainHttpProblem } from '../../common/networks/plain-http';
 import { DeliveryPageQuery, DeliveryView } from '../persistence/deliveries';
 import { DeliveryLog } from '../persistence/delivery-log';
 import { SecretsKeyError } from '../persistence/secrets-cipher';
+import { OutboxPublisher } from '../outbox.publisher';
 import { WebhookDispatcher } from '../webhook.dispatcher';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
 import { EndpointIds } from './endpoint-ids';
@@ -48,6 +49,7 @@ export class EndpointsService implements OnModuleInit {
     private readonly dispatcher: WebhookDispatcher,
     private readonly ids: EndpointIds,
     private readonly shutdown: ShutdownSignal,
+    private readonly events: OutboxPublisher,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -84,8 +86,10 @@ export class EndpointsService implements OnModuleInit {
     url: string;
     description?: string;
     disabled?: boolean;
+    eventTypes?: readonly string[];
   }): Promise<Endpoint & { secret: string }> {
     const url = await this.checkedUrl(input.url);
+    const eventTypes = input.eventTypes === undefined ? undefined : this.checkedEventTypes(input.eventTypes);
     const secret = newSecret();
     try {
       const endpoint = await this.endpoints.create(
@@ -95,6 +99,7 @@ export class EndpointsService implements OnModuleInit {
           description: input.description ?? '',
           disabled: input.disabled ?? false,
           secret,
+          ...(eventTypes === undefined ? {} : { eventTypes }),
         },
         this.config.maxEndpoints,
       );
@@ -122,10 +127,13 @@ export class EndpointsService implements OnModuleInit {
 
   async update(id: string, changes: EndpointChanges): Promise<Endpoint> {
     // An operator pauses and resumes a config endpoint here; its url and description are the configuration's.
-    if (changes.url !== undefined || changes.description !== undefined) await this.writable(id, 'changed');
+    if (changes.url !== undefined || changes.description !== undefined || changes.eventTypes !== undefined) {
+      await this.writable(id, 'changed');
+    }
     const url = changes.url === undefined ? undefined : await this.checkedUrl(changes.url);
+    const eventTypes = changes.eventTypes === undefined ? undefined : this.checkedEventTypes(changes.eventTypes);
     try {
-      return (await this.endpoints.update(id, { ...changes, url })) ?? notFound(id);
+      return (await this.endpoints.update(id, { ...changes, url, eventTypes })) ?? notFound(id);
     } catch (error) {
       throw urlTaken(error);
     }
@@ -223,6 +231,21 @@ export class EndpointsService implements OnModuleInit {
       );
     }
     return href;
+  }
+
+  /** The event types as given, or a 400 naming the first one that no feature publishes, and those that are. */
+  private checkedEventTypes(names: readonly string[]): readonly string[] {
+    const declared = this.events.names();
+    const unknown = names.find((name) => !declared.includes(name));
+    if (unknown !== undefined) {
+      throw withoutStack(
+        () =>
+          new BadRequestException(
+            `eventTypes holds ${JSON.stringify(unknown)}, which is not an event type of this service (${declared.join(', ')})`,
+          ),
+      );
+    }
+    return names;
   }
 
   /** 404 when there is no such endpoint; 409 for a config endpoint, whose secret is WEBHOOK_SECRET. */

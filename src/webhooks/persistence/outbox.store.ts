@@ -22,9 +22,9 @@ export interface OutboxAddition {
  */
 export abstract class OutboxStore {
   /**
-   * SQLite: writes each message and one delivery per endpoint enabled now, inside `transaction`, at
-   * once (the group commit's transaction is synchronous). With no enabled endpoint, nothing at all
-   * (the messages are not even made). Gives how many deliveries it wrote. Driver errors are thrown
+   * SQLite: writes each message and one delivery per endpoint enabled now and subscribed to its event
+   * type, inside `transaction`, at once (the group commit's transaction is synchronous). A message no
+   * endpoint subscribes to is not written; with no enabled endpoint, the messages are not even made. Gives how many deliveries it wrote. Driver errors are thrown
    * as they are (the transaction's owner classifies them).
    */
   abstract write(transaction: Transaction, messages: () => readonly NewMessage[]): number;
@@ -32,7 +32,7 @@ export abstract class OutboxStore {
   /**
    * PostgreSQL: the same write as common table expressions of the statement that inserts the rows
    * (`inserted` names that statement's relation of them, column `id`): a message for each row it
-   * inserted and one delivery per endpoint enabled, nothing when none is. Enabling an endpoint takes
+   * inserted and one delivery per endpoint enabled and subscribed to its event type, nothing when none is. Enabling an endpoint takes
    * `OUTBOX_WRITES_DRAINED` first, so the statement's snapshot never misses one enabled before it commits.
    */
   abstract writeWith(inserted: RawBuilder<unknown>, messages: readonly RowMessage[]): OutboxAddition;

@@ -6,7 +6,7 @@ import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
 import { sqliteFailure } from '../../database/sqlite-errors';
 import { StatementResult } from '../../database/transaction';
 import { Tables } from '../../database/tables';
-import { Endpoint, EndpointChanges, NewEndpoint, SigningSecret } from '../endpoints/endpoint';
+import { DEFAULT_EVENT_TYPES, Endpoint, EndpointChanges, NewEndpoint, SigningSecret } from '../endpoints/endpoint';
 import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
 import { SecretsKeyError } from './secrets-cipher';
 import { OUTBOX_WRITES_DRAINED } from './sql-outbox.store';
@@ -22,6 +22,7 @@ interface EndpointRow {
   source: 'api' | 'config';
   created_at_ms: number | bigint;
   updated_at_ms: number | bigint;
+  event_types: string;
 }
 
 /**
@@ -120,6 +121,7 @@ export class SqlEndpointsStore extends EndpointsStore {
                 source: 'api',
                 disabled: flag(endpoint.disabled),
                 secrets,
+                event_types: JSON.stringify(endpoint.eventTypes ?? DEFAULT_EVENT_TYPES),
                 created_at: now,
                 updated_at: now,
               })
@@ -156,13 +158,14 @@ export class SqlEndpointsStore extends EndpointsStore {
   }
 
   update(id: string, changes: EndpointChanges): Promise<Endpoint | undefined> {
-    const { url, description, disabled } = changes;
+    const { url, description, disabled, eventTypes } = changes;
     const query = this.db
       .updateTable('webhook_endpoints')
       .set({
         ...(url === undefined ? {} : { url }),
         ...(description === undefined ? {} : { description }),
         ...(disabled === undefined ? {} : { disabled: flag(disabled) }),
+        ...(eventTypes === undefined ? {} : { event_types: JSON.stringify(eventTypes) }),
         updated_at: this.dialect.now(),
         // A re-enabled endpoint starts afresh: no reason, no backoff, no failures or signals counted.
         ...(disabled === false
@@ -194,7 +197,8 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
       },
       false,
-      disabled === false, // enabling: the creates that commit after this owe it their events
+      // Enabling it, or subscribing it to more: the creates that commit after this owe it their events.
+      disabled === false || eventTypes !== undefined,
     );
   }
 
@@ -281,6 +285,8 @@ export class SqlEndpointsStore extends EndpointsStore {
                 url,
                 source: 'config',
                 secrets: CONFIGURED_SECRETS,
+                // WEBHOOK_URLS names no event type: its endpoints get the default, as before.
+                event_types: JSON.stringify(DEFAULT_EVENT_TYPES),
                 created_at: now,
                 updated_at: now,
               })
@@ -289,6 +295,7 @@ export class SqlEndpointsStore extends EndpointsStore {
                   const wasConfig = eb('webhook_endpoints.source', '=', 'config');
                   return {
                     secrets: eb.ref('excluded.secrets'),
+                    event_types: eb.ref('excluded.event_types'),
                     disabled: eb
                       .case()
                       .when(wasConfig)
@@ -386,6 +393,7 @@ export class SqlEndpointsStore extends EndpointsStore {
       'source',
       this.dialect.millis('created_at').as('created_at_ms'),
       this.dialect.millis('updated_at').as('updated_at_ms'),
+      'event_types',
     ] as const;
   }
 }
@@ -493,6 +501,7 @@ function toEndpoint(row: EndpointRow): Endpoint {
     disabled: row.disabled === true || row.disabled === 1n,
     ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
     source: row.source,
+    eventTypes: JSON.parse(row.event_types) as string[],
     createdAtMs: Math.round(Number(row.created_at_ms)),
     updatedAtMs: Math.round(Number(row.updated_at_ms)),
   };

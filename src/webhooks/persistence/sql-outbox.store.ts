@@ -56,8 +56,8 @@ export class SqlOutboxStore implements OutboxStore {
 
   /** SQLite's write: `execute` returns at once, so the whole write finishes inside the call. */
   private writeSqlite(db: Kysely<Tables>): Write {
-    const enabled = prepareQuery<Record<string, never>, { id: string }>(() =>
-      db.selectFrom('webhook_endpoints').select('id').where('disabled', '=', sql.lit(false)).compile(),
+    const enabled = prepareQuery<Record<string, never>, { id: string; event_types: string }>(() =>
+      db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('disabled', '=', sql.lit(false)).compile(),
     );
     const message = prepareQuery<
       { id: string; eventType: string; payload: string; traceContext: string | null; now: number },
@@ -78,14 +78,28 @@ export class SqlOutboxStore implements OutboxStore {
     return (transaction, messages) => {
       const run = <Row>(query: Parameters<Transaction['execute']>[0]) =>
         transaction.execute(query) as StatementResult<Row>;
-      const endpoints = run<{ id: string }>(enabled({})).rows;
+      const endpoints = run<{ id: string; event_types: string }>(enabled({})).rows;
       if (endpoints.length === 0) return 0;
+      // Each endpoint gets the messages of the event types it subscribes to, and no other.
+      const subscribed = new Map<string, string[]>();
+      const subscribedTo = (eventType: string) => {
+        let ids = subscribed.get(eventType);
+        if (ids === undefined) {
+          ids = endpoints
+            .filter((endpoint) => (JSON.parse(endpoint.event_types) as string[]).includes(eventType))
+            .map((endpoint) => endpoint.id);
+          subscribed.set(eventType, ids);
+        }
+        return ids;
+      };
       const now = Date.now();
       let written = 0;
       for (const { id, eventType, payload, traceContext } of messages()) {
+        const endpointIds = subscribedTo(eventType);
+        if (endpointIds.length === 0) continue;
         run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));
-        for (const endpoint of endpoints) {
-          written += run(delivery({ messageId: id, endpointId: endpoint.id, now })).affectedRows;
+        for (const endpointId of endpointIds) {
+          written += run(delivery({ messageId: id, endpointId, now })).affectedRows;
         }
       }
       return written;
@@ -94,7 +108,8 @@ export class SqlOutboxStore implements OutboxStore {
 
   /**
    * PostgreSQL's part of the plants' insert: the enabled endpoints, the messages of the rows it
-   * inserted (only if an endpoint is enabled) and a delivery for each message and endpoint, read and
+   * inserted (only if an endpoint subscribes to their event type) and a delivery for each message and
+   * endpoint subscribed to its type (`event_types` holds it), read and
    * written on the statement's one snapshot. Enabling an endpoint takes `OUTBOX_WRITES_DRAINED`, which
    * waits for the statements in flight (each holds ROW EXCLUSIVE on `webhook_messages` from its parse)
    * and holds back new ones until it commits, so a statement's snapshot, taken after its locks, sees
@@ -103,7 +118,7 @@ export class SqlOutboxStore implements OutboxStore {
   private writeWithPostgres(): WriteWith {
     return (inserted, messages) => ({
       ctes: sql`,
-        outbox_endpoints AS (SELECT id FROM webhook_endpoints WHERE NOT disabled),
+        outbox_endpoints AS (SELECT id, event_types::jsonb AS event_types FROM webhook_endpoints WHERE NOT disabled),
         outbox_messages AS (
           INSERT INTO webhook_messages (id, event_type, payload, trace_context)
           SELECT m.id, m.event_type, m.payload, m.trace_context
@@ -112,11 +127,12 @@ export class SqlOutboxStore implements OutboxStore {
                       ${messages.map((m) => m.traceContext ?? null)}::text[])
                  AS m (row_id, id, event_type, payload, trace_context)
           JOIN ${inserted} AS i ON i.id = m.row_id
-          WHERE EXISTS (SELECT 1 FROM outbox_endpoints)
-          RETURNING id),
+          WHERE EXISTS (SELECT 1 FROM outbox_endpoints e WHERE e.event_types @> jsonb_build_array(m.event_type))
+          RETURNING id, event_type),
         outbox_deliveries AS (
           INSERT INTO webhook_deliveries (message_id, endpoint_id)
-          SELECT m.id, e.id FROM outbox_messages m CROSS JOIN outbox_endpoints e
+          SELECT m.id, e.id FROM outbox_messages m
+          JOIN outbox_endpoints e ON e.event_types @> jsonb_build_array(m.event_type)
           RETURNING 1)`,
       deliveries: sql`(SELECT count(*) FROM outbox_deliveries)`,
     });

@@ -53,6 +53,8 @@ export interface WebhookEndpointsTable {
   backoffs: SmallIntColumn;
   /** The cap on sends in flight the policy gave it; NULL: the configured WEBHOOK_ENDPOINT_CONCURRENCY. */
   in_flight_cap: NullableSmallIntColumn;
+  /** The event types it subscribes to: a JSON array of names (`["plant.created"]` by default). */
+  event_types: ColumnType<string, string | undefined, string>;
 }
 
 export interface WebhookMessagesTable {

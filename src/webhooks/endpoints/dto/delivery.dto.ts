@@ -2,7 +2,6 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { parse } from 'lossless-json';
 import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
-import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
 import { AttemptRecord, DeliveryView } from '../../persistence/deliveries';
 import { IsRfc3339DateTime } from './rfc3339';
 
@@ -29,8 +28,8 @@ export class DeliveryDto {
   endpointId!: string;
   /** @example "plant.created" */
   eventType!: string;
-  /** The NewPlant as sent, with its exact int64 id. */
-  @ApiProperty({ type: () => NewPlantDto })
+  /** The body as sent, its integers exact: the body of its event type's webhook (`plant.created`: a NewPlant). */
+  @ApiProperty({ type: 'object', additionalProperties: true })
   payload!: unknown;
   @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] })
   status!: string;
@@ -106,10 +105,16 @@ function toAttemptDto(attempt: AttemptRecord): AttemptDto {
   };
 }
 
-/** The stored body as an object whose integers are bigints, so the serializer writes them exactly. */
+/**
+ * The stored body as an object whose integers are raw JSON, so `JSON.stringify` writes their digits as
+ * stored: whatever the event type, a body needs no schema to stay exact (the document says what it is).
+ */
 function payloadOf(text: string): unknown {
-  return parse(text, null, (digits) => (/^-?[0-9]+$/.test(digits) ? BigInt(digits) : Number(digits)));
+  return parse(text, null, (digits) => (/^-?[0-9]+$/.test(digits) ? rawJson(digits) : Number(digits)));
 }
+
+/** `JSON.rawJSON` (Node 21 and later), which TypeScript's libraries do not declare yet. */
+const rawJson = (text: string): unknown => (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(text);
 
 export function toDeliveryDto(delivery: DeliveryView): DeliveryDto {
   return {

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
 import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
 import { OptionalBody } from '../../../validation/optional-body.decorator';
-import { Endpoint } from '../endpoint';
+import { DEFAULT_EVENT_TYPES, Endpoint } from '../endpoint';
 
 const DESCRIPTION_NUL = 'description must not contain NUL (\\u0000)';
 
@@ -18,7 +18,55 @@ function WithoutNul(message: string): PropertyDecorator {
 }
 export const ENDPOINT_ID = /^ep_[0-9a-f]{1,64}$/;
 
-/** A subscriber of the new-plant webhook. */
+/** The most event types one endpoint subscribes to, and the longest name of one. */
+export const MAX_EVENT_TYPES = 20;
+const MAX_EVENT_TYPE_LENGTH = 100;
+const EVENT_TYPES_SHAPE = `eventTypes must be an array of 1 to ${MAX_EVENT_TYPES} event type names`;
+const EVENT_TYPE_NAMES = `eventTypes must hold strings of 1 to ${MAX_EVENT_TYPE_LENGTH} characters, each once`;
+
+/**
+ * `eventTypes`: an array of 1 to MAX_EVENT_TYPES names, then names that are strings, each once. Which
+ * names exist is the service's to say (the types the features publish): a 400 there too.
+ */
+function EventTypeList(): PropertyDecorator {
+  const shape = ValidateBy(
+    {
+      name: 'eventTypeList',
+      validator: {
+        validate: (value: unknown) => Array.isArray(value) && value.length >= 1 && value.length <= MAX_EVENT_TYPES,
+      },
+    },
+    { message: EVENT_TYPES_SHAPE },
+  );
+  const names = ValidateBy(
+    {
+      name: 'eventTypeNames',
+      validator: {
+        validate: (value: unknown) =>
+          Array.isArray(value) &&
+          value.every((name) => typeof name === 'string' && name.length > 0 && name.length <= MAX_EVENT_TYPE_LENGTH) &&
+          new Set(value).size === value.length,
+      },
+    },
+    { message: EVENT_TYPE_NAMES },
+  );
+  // Checked in this order, and the first that fails answers (stopAtFirstError): the shape, then the names.
+  return (target, property) => {
+    shape(target, property);
+    names(target, property);
+  };
+}
+
+/** How the document shows `eventTypes`. */
+const EVENT_TYPES_PROPERTY = {
+  type: 'array',
+  items: { type: 'string', minLength: 1, maxLength: MAX_EVENT_TYPE_LENGTH, example: 'plant.created' },
+  minItems: 1,
+  maxItems: MAX_EVENT_TYPES,
+  uniqueItems: true,
+} as const;
+
+/** A subscriber of webhooks: of the event types it subscribes to. */
 @ApiSchema({ name: 'Endpoint' })
 export class EndpointDto {
   /** Assigned by the service; ids sort in creation order. @example "ep_019ab3c4d5e600002f4e1a9b7c3d" */
@@ -29,6 +77,9 @@ export class EndpointDto {
   description!: string;
   /** A disabled endpoint receives nothing; events committed meanwhile create no delivery for it. */
   disabled!: boolean;
+  /** The event types it gets deliveries of (the `webhooks` of this document); no other reaches it. */
+  @ApiProperty(EVENT_TYPES_PROPERTY)
+  eventTypes!: string[];
   /** Why the service disabled it (no success for WEBHOOK_DISABLE_AFTER while failing); present only then. */
   @ApiPropertyOptional()
   disabledReason?: string;
@@ -61,6 +112,7 @@ export function toEndpointDto(endpoint: Endpoint): EndpointDto {
     url: endpoint.url,
     description: endpoint.description,
     disabled: endpoint.disabled,
+    eventTypes: [...endpoint.eventTypes],
     ...(endpoint.disabledReason === undefined ? {} : { disabledReason: endpoint.disabledReason }),
     source: endpoint.source,
     createdAt: new Date(endpoint.createdAtMs).toISOString(),
@@ -87,6 +139,12 @@ export class NewEndpointDto {
   @IsOptional()
   @IsBoolean({ message: 'disabled must be true or false' })
   disabled?: boolean;
+
+  /** The event types it gets deliveries of, each one the service publishes (the `webhooks` of this document); `["plant.created"]` when absent. */
+  @ApiPropertyOptional({ ...EVENT_TYPES_PROPERTY, default: DEFAULT_EVENT_TYPES })
+  @IsOptional()
+  @EventTypeList()
+  eventTypes?: string[];
 }
 
 /** The body of `PATCH /webhooks/endpoints/{id}`: what to change. A new url applies to deliveries still pending. */
@@ -108,6 +166,12 @@ export class EndpointChangesDto {
   @IsOptional()
   @IsBoolean({ message: 'disabled must be true or false' })
   disabled?: boolean;
+
+  /** The event types it gets deliveries of from now on (the whole list). Deliveries already written stay. */
+  @ApiPropertyOptional(EVENT_TYPES_PROPERTY)
+  @IsOptional()
+  @EventTypeList()
+  eventTypes?: string[];
 }
 
 /** The body of `POST /webhooks/endpoints/{id}/secret/rotate`, which may also come without one. */

@@ -1,4 +1,4 @@
-import { Plant } from '../plants/plant';
+import { Plant } from './plant';
 
 /**
  * The webhook body: exactly the NewPlant, `{"id": …, "name": …, "tag": …}`, with the id written as

@@ -1,0 +1,64 @@
+import { getSchemaPath, PathItemObject } from '@nestjs/swagger';
+import { EventType } from '../common/events/event-type';
+
+const signatureHeader = (name: string, description: string, example: string) => ({
+  in: 'header' as const,
+  name,
+  required: true,
+  description,
+  schema: { type: 'string', example },
+});
+
+/**
+ * The webhook the service sends for an event type (OpenAPI 3.1 `webhooks`): what the type declares
+ * (its summary, what it announces, its body) and how every delivery works. Declared here rather than
+ * with `@ApiWebhook()`, which needs a controller route, and this is a request the service makes, not
+ * one it serves.
+ */
+export function eventWebhook(type: EventType<never>): PathItemObject {
+  const { name, summary, description, body } = type.webhook;
+  return {
+    post: {
+      operationId: name,
+      summary,
+      description:
+        `Event type \`${type.name}\`. ${description} ` +
+        `Delivered to every enabled endpoint subscribed to \`${type.name}\` (its \`eventTypes\`), from a ` +
+        'transactional outbox: at least once, in no guaranteed order, retried with backoff on anything but ' +
+        'a 2xx within WEBHOOK_TIMEOUT_MS (WEBHOOK_RETRY_SCHEDULE; 410 Gone stops the retries; redirects are ' +
+        'not followed). Signed per Standard Webhooks: verify with the `standardwebhooks` library and ' +
+        'deduplicate by `webhook-id`. Ids in the body are exact; parse them with a big-integer-aware parser.',
+      parameters: [
+        signatureHeader(
+          'webhook-id',
+          'Unique per event and subscriber, the same on every retry: the deduplication key.',
+          'msg_2b5ad1c3f0a64c6e9f3d7e1a8b4c2d10',
+        ),
+        signatureHeader(
+          'webhook-timestamp',
+          'Unix seconds of this attempt; reject ones too far from now (e.g. 5 minutes).',
+          '1795430400',
+        ),
+        signatureHeader(
+          'webhook-signature',
+          'v1,<base64 HMAC-SHA256 of "id.timestamp.body">, one per configured secret, space-separated.',
+          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+        ),
+      ],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: getSchemaPath(body) } } },
+      },
+      responses: {
+        '200': { description: 'Received. Any 2xx counts; anything else is retried, except 410.' },
+        '410': { description: 'Gone: the subscriber wants no more of this delivery; it is not retried.' },
+      },
+      security: [],
+    },
+  };
+}
+
+/** The `webhooks` section: one webhook per declared event type, keyed by its name in the document. */
+export function eventWebhooks(types: readonly EventType<never>[]): Record<string, PathItemObject> {
+  return Object.fromEntries(types.map((type) => [type.webhook.name, eventWebhook(type)]));
+}

@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { CreatedEvents } from '../common/events/created-events';
+import { EventPublisher, EventType } from '../common/events/event-type';
+import { OutboxWriter } from './outbox.writer';
+import { OutboxStore } from './persistence/outbox.store';
+import { WebhookDispatcher } from './webhook.dispatcher';
+
+/**
+ * The webhook feature's `EventPublisher`: an `OutboxWriter` for each event type a feature binds
+ * (`publishes(…)`), and the register of those types, which endpoints subscribe to and the document
+ * declares. Every type is declared while the modules are built, before the service answers.
+ */
+@Injectable()
+export class OutboxPublisher extends EventPublisher {
+  private readonly types = new Map<string, EventType<never>>();
+
+  constructor(
+    private readonly outbox: OutboxStore,
+    private readonly dispatcher: WebhookDispatcher,
+  ) {
+    super();
+  }
+
+  writerFor<Row extends object>(type: EventType<Row>): CreatedEvents<Row> {
+    if (this.types.has(type.name)) {
+      throw new Error(`The event type ${type.name} is published twice: bind its port once (publishes(…))`);
+    }
+    this.types.set(type.name, type);
+    return new OutboxWriter(this.outbox, () => this.dispatcher.wake(), type);
+  }
+
+  /** The declared event types, in the order they were bound. */
+  declared(): readonly EventType<never>[] {
+    return [...this.types.values()];
+  }
+
+  /** The names of the declared event types. */
+  names(): string[] {
+    return [...this.types.keys()];
+  }
+}

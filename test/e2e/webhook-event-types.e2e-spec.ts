@@ -1,0 +1,222 @@
+import { Controller, DynamicModule, HttpCode, Inject, Module, Param, Post } from '@nestjs/common';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { sql } from 'kysely';
+import { CreatedEvents } from '../../src/common/events/created-events';
+import { EventType, publishes } from '../../src/common/events/event-type';
+import { Database } from '../../src/database/database';
+import { PostgresDatabase } from '../../src/database/postgres-database';
+import { SqliteDatabase } from '../../src/database/sqlite-database';
+import { request, RequestOptions } from '../support/http';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
+import { createTestApp, TestApp } from '../support/test-app';
+import { LOOPBACK_NETWORKS, WebhookReceiver } from '../support/webhook-receiver';
+
+const ADMIN = 'admin-token-0123456789abcdef';
+
+// A tiny feature of this test only, publishing a second event type as a generated resource would.
+interface Thing {
+  id: bigint;
+  label: string;
+}
+
+@ApiSchema({ name: 'TestThing' })
+class ThingDto {
+  @ApiProperty({ type: 'integer', format: 'int64' })
+  id!: bigint;
+  label!: string;
+}
+
+abstract class ThingEvents extends CreatedEvents<Thing> {}
+
+const THING_CREATED: EventType<Thing> = {
+  name: 'thing.created',
+  port: ThingEvents,
+  key: (thing) => thing.id,
+  payload: (thing) => `{"id":${thing.id},"label":${JSON.stringify(thing.label)}}`,
+  webhook: { name: 'newThing', summary: 'A thing was made', description: 'Test only.', body: ThingDto },
+};
+
+/** Commits a thing's event as a store's create path does: in SQLite's transaction, or PostgreSQL's one statement. */
+@Controller('things')
+class ThingsController {
+  constructor(
+    private readonly database: Database,
+    @Inject(ThingEvents) private readonly events: ThingEvents,
+  ) {}
+
+  @Post(':id')
+  @HttpCode(204)
+  async make(@Param('id') id: string): Promise<void> {
+    const thing = { id: BigInt(id), label: `thing ${id} "🌿"` };
+    if (this.database instanceof SqliteDatabase) {
+      const transaction = this.database.transaction((open) => {
+        void this.events.created(open, [thing]);
+        return open;
+      });
+      this.events.committed(transaction);
+      return;
+    }
+    const pg = this.database as PostgresDatabase;
+    const addition = this.events.createdInStatement(sql.table('inserted'), [thing]);
+    const statement = sql<{ events: unknown }>`
+      WITH inserted AS (SELECT ${id}::bigint AS id) ${addition.ctes}
+      SELECT ${addition.outcome} AS events FROM inserted`.compile(pg.kysely);
+    const { rows } = await pg.execute('make a thing', statement);
+    addition.committed(rows[0].events);
+  }
+}
+
+@Module({})
+class ThingsModule {
+  static register(events: NonNullable<DynamicModule['imports']>[number]): DynamicModule {
+    return {
+      module: ThingsModule,
+      imports: [events],
+      controllers: [ThingsController],
+      // The one line that publishes the thing's events.
+      providers: [publishes(THING_CREATED)],
+    };
+  }
+}
+
+describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
+  let server: TestApp;
+  let schema: TestSchema | undefined;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeEach(async () => {
+    schema = postgres ? await createTestSchema() : undefined;
+    server = await createTestApp(
+      {
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+        ADMIN_TOKENS: ADMIN,
+        WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+      },
+      undefined,
+      [],
+      (webhooks) => [ThingsModule.register(webhooks)],
+    );
+  });
+
+  afterEach(async () => {
+    await server.destroy();
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
+    await schema?.drop();
+  });
+
+  const admin = (path: string, options: RequestOptions = {}) =>
+    request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${ADMIN}`, ...options });
+  const subscribe = async (extra: Record<string, unknown> = {}) => {
+    const receiver = new WebhookReceiver([]);
+    await receiver.start();
+    receivers.push(receiver);
+    const { status, body } = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: receiver.url, ...extra },
+    });
+    expect(status).toBe(201);
+    const endpoint = body as { id: string; secret: string; eventTypes: string[] };
+    receiver.trust(endpoint.secret);
+    return { receiver, endpoint };
+  };
+
+  it('should send each endpoint the event types it subscribes to, plant.created when it names none', async () => {
+    const plain = await subscribe();
+    const things = await subscribe({ eventTypes: ['thing.created'] });
+    const both = await subscribe({ eventTypes: ['thing.created', 'plant.created'] });
+    expect([plain, things, both].map(({ endpoint }) => endpoint.eventTypes)).toEqual([
+      ['plant.created'],
+      ['thing.created'],
+      ['thing.created', 'plant.created'],
+    ]);
+
+    expect((await request(`${server.url}/plants`, { body: '{"id":9007199254740993,"name":"Fern"}' })).status).toBe(200);
+    expect((await request(`${server.url}/things/9223372036854775807`)).status).toBe(204);
+
+    await both.receiver.waitFor(() => both.receiver.accepted().length === 2);
+    await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
+    await things.receiver.waitFor(() => things.receiver.accepted().length === 1);
+    const plantBody = '{"id":9007199254740993,"name":"Fern"}';
+    const thingBody = '{"id":9223372036854775807,"label":"thing 9223372036854775807 \\"🌿\\""}';
+    expect(plain.receiver.received.map((delivery) => delivery.body)).toEqual([plantBody]);
+    expect(things.receiver.received.map((delivery) => delivery.body)).toEqual([thingBody]);
+    expect(both.receiver.received.map((delivery) => delivery.body).sort()).toEqual([plantBody, thingBody].sort());
+    for (const { receiver } of [plain, things, both]) {
+      expect(receiver.received.every((delivery) => delivery.verifiedBy.length === 1)).toBe(true);
+    }
+
+    // The delivery log says which event type each delivery is, with its body exact.
+    const log = await admin(`/webhooks/endpoints/${things.endpoint.id}/deliveries`);
+    expect(log.status).toBe(200);
+    expect(log.text).toContain(`"eventType":"thing.created","payload":${thingBody}`);
+  });
+
+  it('should change what an endpoint subscribes to, and refuse event types it does not know with a 400', async () => {
+    const { receiver, endpoint } = await subscribe();
+    const patched = await admin(`/webhooks/endpoints/${endpoint.id}`, {
+      method: 'PATCH',
+      body: { eventTypes: ['thing.created'] },
+    });
+    expect(patched.status).toBe(200);
+    expect((patched.body as { eventTypes: string[] }).eventTypes).toEqual(['thing.created']);
+    expect((await admin(`/webhooks/endpoints/${endpoint.id}`)).body).toMatchObject({ eventTypes: ['thing.created'] });
+
+    expect((await request(`${server.url}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
+    expect((await request(`${server.url}/things/2`)).status).toBe(204);
+    await receiver.waitFor(() => receiver.accepted().length === 1);
+    expect(receiver.received.map((delivery) => delivery.body)).toEqual(['{"id":2,"label":"thing 2 \\"🌿\\""}']);
+
+    const url = 'http://127.0.0.1:9/other';
+    const cases: [unknown, string][] = [
+      ['plant.created', 'eventTypes must be an array of 1 to 20 event type names'],
+      [[], 'eventTypes must be an array of 1 to 20 event type names'],
+      [Array.from({ length: 21 }, (_, i) => `t${i}`), 'eventTypes must be an array of 1 to 20 event type names'],
+      [[1], 'eventTypes must hold strings of 1 to 100 characters, each once'],
+      [[''], 'eventTypes must hold strings of 1 to 100 characters, each once'],
+      [['x'.repeat(101)], 'eventTypes must hold strings of 1 to 100 characters, each once'],
+      [['plant.created', 'plant.created'], 'eventTypes must hold strings of 1 to 100 characters, each once'],
+      [
+        ['plant.created', 'plant.deleted'],
+        'eventTypes holds "plant.deleted", which is not an event type of this service (plant.created, thing.created)',
+      ],
+    ];
+    for (const [eventTypes, message] of cases) {
+      for (const [path, method, body] of [
+        ['/webhooks/endpoints', 'POST', { url, eventTypes }],
+        [`/webhooks/endpoints/${endpoint.id}`, 'PATCH', { eventTypes }],
+      ] as const) {
+        const answer = await admin(path, { method, body });
+        expect({ eventTypes, method, status: answer.status, body: answer.body }).toEqual({
+          eventTypes,
+          method,
+          status: 400,
+          body: { error: 400, message },
+        });
+      }
+    }
+    // Nothing was stored by the refused creates.
+    expect(((await admin('/webhooks/endpoints')).body as unknown[]).length).toBe(1);
+  });
+
+  it('should keep the event types of a config endpoint (plant.created) the configuration’s: 409 on a change', async () => {
+    await server.destroy();
+    await schema?.drop();
+    schema = postgres ? await createTestSchema() : undefined;
+    server = await createTestApp({
+      ...(schema ? { DATABASE_URL: schema.url } : {}),
+      ADMIN_TOKENS: ADMIN,
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+      WEBHOOK_URLS: 'http://127.0.0.1:9/configured',
+      WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+    });
+    const [configured] = (await admin('/webhooks/endpoints')).body as { id: string; eventTypes: string[] }[];
+    expect(configured.eventTypes).toEqual(['plant.created']);
+    const answer = await admin(`/webhooks/endpoints/${configured.id}`, {
+      method: 'PATCH',
+      body: { eventTypes: ['plant.created'] },
+    });
+    expect(answer.status).toBe(409);
+    expect((answer.body as { message: string }).message).toContain('WEBHOOK_URLS');
+  });
+});
