@@ -1,6 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { CreatedEvents } from '../common/events/created-events';
-import { EventPublisher, EventType, publishes } from '../common/events/event-type';
+import { EventPublisher, EventType, publishes, publishesNothing } from '../common/events/event-type';
+import { NOTHING_ADDED } from '../database/statement-addition';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxPublisher } from './outbox.publisher';
 import { OutboxStore } from './persistence/outbox.store';
@@ -38,5 +39,14 @@ describe('OutboxPublisher', () => {
     expect(() => outbox.writerFor(THING_CREATED)).toThrow(
       'The event type thing.created is published twice: bind its port once (publishes(…))',
     );
+  });
+});
+
+describe('publishesNothing', () => {
+  it('should bind a port that adds nothing to the rows’ write', async () => {
+    const moduleRef = await Test.createTestingModule({ providers: [publishesNothing(ThingEvents)] }).compile();
+    const events = moduleRef.get(ThingEvents);
+    expect(events.created({} as never, [{ id: 1n }])).toBeUndefined();
+    expect(events.createdInStatement({} as never, [{ id: 1n }])).toBe(NOTHING_ADDED);
   });
 });

@@ -1,4 +1,5 @@
 import { Provider } from '@nestjs/common';
+import { NOTHING_ADDED, StatementAddition } from '../../database/statement-addition';
 import { CreatedEvents } from './created-events';
 
 /**
@@ -47,4 +48,21 @@ export function publishes<Row extends object>(type: EventType<Row>): Provider {
     inject: [EventPublisher],
     useFactory: (publisher: EventPublisher) => publisher.writerFor(type),
   };
+}
+
+/** A port that publishes nothing: what commits with the rows is the rows alone. */
+class NoEvents extends CreatedEvents<never> {
+  created(): void {}
+  committed(): void {}
+  createdInStatement(): StatementAddition {
+    return NOTHING_ADDED;
+  }
+}
+
+/**
+ * The binding of a feature's port while it publishes nothing (no import of a publisher needed). Its
+ * module swaps this line for `publishes(THE_EVENT_TYPE)` to publish.
+ */
+export function publishesNothing<Row>(port: abstract new () => CreatedEvents<Row>): Provider {
+  return { provide: port, useValue: new NoEvents() };
 }
