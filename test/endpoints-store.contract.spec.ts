@@ -112,6 +112,7 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
         url: 'https://receiver.example/hook?token=abc',
         description: 'Inventory sync',
         disabled: false,
+        eventTypes: ['plant.created'],
         source: 'api',
         createdAtMs: expect.any(Number),
         updatedAtMs: endpoint.createdAtMs,
@@ -188,6 +189,29 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
       await expect(store.list(2, made[1].id)).resolves.toEqual(made.slice(2, 4));
       await expect(store.list(2, made[3].id)).resolves.toEqual(made.slice(4));
       await expect(store.list(2, made[4].id)).resolves.toEqual([]);
+    });
+  });
+
+  describe('event types', () => {
+    it('should keep the event types an endpoint subscribes to, plant.created unless given, and change them', async () => {
+      const endpoint = await store.create(
+        { ...newEndpoint('http://127.0.0.1:1/a'), eventTypes: ['x.made', 'y.made'] },
+        100,
+      );
+      expect(endpoint.eventTypes).toEqual(['x.made', 'y.made']);
+      await expect(store.get(endpoint.id)).resolves.toMatchObject({ eventTypes: ['x.made', 'y.made'] });
+      await expect(store.update(endpoint.id, { eventTypes: ['plant.created'] })).resolves.toMatchObject({
+        eventTypes: ['plant.created'],
+      });
+      await expect(store.update(endpoint.id, { description: 'kept' })).resolves.toMatchObject({
+        eventTypes: ['plant.created'],
+      });
+      await store.reconcile(['http://127.0.0.1:1/c'], () => ids.next());
+      const listed = await store.list(10);
+      expect(listed.map(({ url, eventTypes }) => ({ url, eventTypes }))).toEqual([
+        { url: 'http://127.0.0.1:1/a', eventTypes: ['plant.created'] },
+        { url: 'http://127.0.0.1:1/c', eventTypes: ['plant.created'] },
+      ]);
     });
   });
 
