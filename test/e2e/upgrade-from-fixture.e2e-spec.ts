@@ -87,6 +87,8 @@ describe('a database made by the build before secrets were bound to their endpoi
     ] as const) {
       const moved = await admin(`/webhooks/endpoints/${endpoint.id}`, { method: 'PATCH', body: { url: target.url } });
       expect(moved.status).toBe(200);
+      // Endpoints from before event types subscribe to the one there was: their creates still reach them.
+      expect((moved.body as { eventTypes: string[] }).eventTypes).toEqual(['plant.created']);
     }
     const resend = await admin(`/webhooks/endpoints/${A.id}/deliveries/${MONSTERA_EVENT}/resend`, { method: 'POST' });
     expect(resend.status).toBe(202);
