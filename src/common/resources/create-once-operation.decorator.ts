@@ -27,7 +27,7 @@ export function createUnavailableMessages(name: string): StorageUnavailableMessa
  * Everything a create-once route (`POST /<resources>`: replay 200, conflict 409) declares beside its
  * `@Post()` and `@HttpCode(HttpStatus.OK)`, built from the resource's `name` ("plant"): the operation
  * (`createPlant`, "Create a plant"), its 200 with `response`, every failure with its Error example
- * (400 naming the `New<Name>` schema, 409 with `conflictMessage`, 401, 408, 413, 414, 415, 429, 431,
+ * (400 naming the `New<Name>` schema, 409 with `conflictMessage`, 401, 408, 413, 415, 429, 431,
  * 500, 503), and the 503 messages it answers.
  *
  * Keep `@HttpCode(HttpStatus.OK)` on the handler itself: the Swagger plugin reads the status from
