@@ -10,6 +10,8 @@ export interface CreateOnceResource {
   readonly path: string;
   /** The singular in words, as given to the presets: "plant". */
   readonly name: string;
+  /** The article, as given to the presets; by default "an" before a vowel, "a" otherwise. */
+  readonly article?: 'a' | 'an';
   /** What a 409 says differs, as given to `CreateOnceOperation`; "different content" by default. */
   readonly differs?: string;
   /** The fields of a valid body beside `id`. */
@@ -63,8 +65,9 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
   const created = resource.created ?? bodyOf;
   const read = resource.read ?? bodyOf;
   const differs = resource.differs ?? 'different content';
-  const article = /^[aeiou]/i.test(resource.name) ? 'An' : 'A';
-  const conflict = (id: string) => `${article} ${resource.name} with id ${id} already exists with ${differs}`;
+  const article = resource.article ?? (/^[aeiou]/i.test(resource.name) ? 'an' : 'a');
+  const conflict = (id: string) =>
+    `${article[0].toUpperCase()}${article.slice(1)} ${resource.name} with id ${id} already exists with ${differs}`;
   const notFound = (id: string) => `No ${resource.name} with id ${id}`;
 
   describeOnEachStore(`${resource.path}: the create-once contract (e2e on %s)`, (postgres) => {
