@@ -73,7 +73,7 @@ describe('Int64Property and TextProperty in the document', () => {
     expect(document.components?.schemas?.NewWidget).toEqual({
       type: 'object',
       properties: {
-        id: { type: 'integer', format: 'int64' },
+        id: { type: 'integer', format: 'int64', minimum: -(2 ** 63), maximum: 2 ** 63 },
         label: {
           type: 'string',
           minLength: 1,
