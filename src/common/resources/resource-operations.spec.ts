@@ -99,7 +99,7 @@ describe('CreateOnceOperation and GetByIdOperation', () => {
     expect(get?.summary).toBe('Get a soil sample');
     expect(get?.description).toBe('Reads one sample.');
     expect(get?.parameters).toEqual([
-      expect.objectContaining({ name: 'id', in: 'path', schema: { type: 'integer', format: 'int64' } }),
+      expect.objectContaining({ name: 'id', in: 'path', schema: expect.objectContaining({ format: 'int64' }) }),
     ]);
     expect(Object.keys(get?.responses ?? {})).toEqual(
       expect.arrayContaining(['200', '400', '401', '404', '414', '429', '500', '503']),
