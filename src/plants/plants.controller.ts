@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import {
   ApiErrorResponses,
@@ -10,6 +10,8 @@ import {
 import { StorageUnavailableMessages, WhenStorageUnavailable } from '../common/errors/storage-unavailable.decorator';
 import { ApiInt64Param } from '../common/int64/api-int64-param.decorator';
 import { ParseInt64Pipe } from '../common/int64/parse-int64.pipe';
+import { CreateOnceOperation } from '../common/resources/create-once-operation.decorator';
+import { byIdErrors, GetByIdOperation } from '../common/resources/get-by-id-operation.decorator';
 import { ApiPageResponse } from '../common/paging/api-page-response.decorator';
 import { nextPageLink } from '../common/paging/page';
 import { PageQueryDto } from '../common/paging/page-query.dto';
@@ -18,28 +20,10 @@ import { PlantDto, toPlantDto } from './dto/plant.dto';
 import { Plant } from './plant';
 import { PlantsService } from './plants.service';
 
-const CREATE_UNAVAILABLE: StorageUnavailableMessages = {
-  timeout:
-    'The database did not answer in time; the plant may or may not be stored: send the same request again (a replay is safe)',
-  unavailable: 'The database is unavailable; the plant was not stored, retry shortly',
-};
 const DELETE_UNAVAILABLE: StorageUnavailableMessages = {
   timeout:
     'The database did not answer in time; the plant may or may not be deleted: send the same request again (404 then means it was)',
   unavailable: 'The database is unavailable; the plant was not deleted, retry shortly',
-};
-const ID_TOO_LONG = 'The id in the path is longer than 100 characters (an int64 has at most 20).';
-const BAD_ID = ['The id in the path is not a decimal int64.', 'id must be a decimal integer in the int64 range'] as [
-  string,
-  string,
-];
-const NO_SUCH_PLANT = ['No plant has this id.', 'No plant with id 10'] as [string, string];
-/** The failures shared by the operations on one plant (`/plants/{id}`). */
-const BY_ID_ERRORS = {
-  ...PROTECTED_OPERATION_ERRORS,
-  400: BAD_ID,
-  404: NO_SUCH_PLANT,
-  414: ID_TOO_LONG,
 };
 
 @ApiTags('plants')
@@ -48,36 +32,12 @@ const BY_ID_ERRORS = {
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
 
-  /**
-   * Creates a new plant in the store.
-   *
-   * A 200 means the plant is durably stored. Sending the same plant again (same id, name and tag)
-   * is a safe retry and returns it again; the same id with a different name or tag is a 409.
-   */
   @Post()
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant' })
-  @ApiOkResponse({ type: PlantDto, description: 'The plant is stored (or was already, identically).' })
-  @ApiErrorResponses({
-    ...PROTECTED_OPERATION_ERRORS,
-    400: [
-      'The body is missing, is not JSON (or is nested deeper than 64 levels), or is not a valid NewPlant.',
-      'id must be an integer in the int64 range; name is required',
-    ],
-    409: [
-      'The id is already stored with a different name or tag; nothing was changed.',
-      'A plant with id 10 already exists with a different name or tag',
-    ],
-    413: 'The body is larger than the configured limit (BODY_LIMIT, 1 MiB by default).',
-    415: 'The body is not application/json.',
-    503: [
-      'The database is unreachable (the plant was not stored) or did not answer within DATABASE_QUERY_TIMEOUT_MS ' +
-        '(it may have been). Either way, send the same request again after a short wait: a replay is safe. ' +
-        IDENTITY_PROVIDER_UNAVAILABLE,
-      CREATE_UNAVAILABLE.unavailable,
-    ],
+  @CreateOnceOperation('plant', PlantDto, {
+    differs: 'a different name or tag',
+    invalidExample: 'id must be an integer in the int64 range; name is required',
   })
-  @WhenStorageUnavailable(CREATE_UNAVAILABLE)
   async create(@Body() newPlant: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create(newPlant));
   }
@@ -103,12 +63,8 @@ export class PlantsController {
     return page.items;
   }
 
-  /** Reads one plant by its id. */
   @Get(':id')
-  @ApiOperation({ operationId: 'getPlant', summary: 'Get a plant' })
-  @ApiInt64Param('id', 'The id of the plant')
-  @ApiOkResponse({ type: NewPlantDto, description: 'The plant with this id.' })
-  @ApiErrorResponses({ ...BY_ID_ERRORS, 503: READ_UNAVAILABLE })
+  @GetByIdOperation('plant', NewPlantDto)
   get(@Param('id', ParseInt64Pipe) id: bigint): Promise<Plant> {
     return this.plants.get(id);
   }
@@ -122,7 +78,7 @@ export class PlantsController {
   @ApiInt64Param('id', 'The id of the plant')
   @ApiNoContentResponse({ description: 'The plant existed and is now deleted.' })
   @ApiErrorResponses({
-    ...BY_ID_ERRORS,
+    ...byIdErrors('plant'),
     413: 'A body was sent (none is needed, and one is ignored) and it is larger than BODY_LIMIT.',
     415: 'A body was sent (none is needed, and one is ignored) and it is not application/json.',
     503: [
