@@ -26,17 +26,7 @@ const SIMULATE = args.includes('--simulate');
 // V8's hash seed for every build (random by default): it moves a list's instructions ±10 % (bench/README.md).
 const HASH_SEED = option('hash-seed');
 const CONCURRENCY = 4;
-const ENVS = args.flatMap((arg, i) => (args[i - 1] === '--env' ? [arg] : []));
-const BUILDS = buildsFromArgs(args).map((build) => ({
-  ...build,
-  env: Object.fromEntries(
-    ENVS.filter((spec) => spec.startsWith(`${build.name}:`)).map((spec) => {
-      const assignment = spec.slice(build.name.length + 1);
-      const eq = assignment.indexOf('=');
-      return [assignment.slice(0, eq), assignment.slice(eq + 1)];
-    }),
-  ),
-}));
+const BUILDS = buildsFromArgs(args);
 
 // Plants stored (with one statement, before the warm-up) for the read scenarios: ids 1..SEEDED.
 const SEEDED = 100_000;
