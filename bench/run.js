@@ -12,7 +12,7 @@ const {
   writeSync,
 } = require('node:fs');
 const os = require('node:os');
-const { join } = require('node:path');
+const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
@@ -31,7 +31,11 @@ const CONNECTIONS = Number(option('connections', 32));
 const ONLY = option('only');
 const ROOT = join(__dirname, '..');
 const TARGETS = {
-  service: join(ROOT, 'dist', 'main.js'),
+  // BENCH_SERVICE_DIST: another build of the service (a dist folder), measured in its place.
+  service: join(
+    process.env.BENCH_SERVICE_DIST ? resolve(process.env.BENCH_SERVICE_DIST) : join(ROOT, 'dist'),
+    'main.js',
+  ),
   baseline: join(__dirname, 'baseline-server.js'),
   'stock-nest': STOCK_NEST_MAIN, // compiled from bench/stock-nest/*.ts by main(), run without the service's flags
 };
