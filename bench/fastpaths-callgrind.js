@@ -6,7 +6,8 @@
 //
 // Instrumentation is on for the measured requests only, after the warm-up; what the process does on its
 // own meanwhile (timers) is subtracted: an idle window as long follows, counted apart. V8's compilers'
-// instructions are reported apart. `{sink}` in an --env value is this script's OTLP sink; add
+// instructions are reported apart. `--env name:BENCH_LAYERS_OFF=metrics,…` runs that build without those
+// layers (bench/layers-off.js). `{sink}` in an --env value is this script's OTLP sink; add
 // OTEL_BSP_SCHEDULE_DELAY=600000 and OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384 to hold exports back.
 const { execFileSync, spawn } = require('node:child_process');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
@@ -105,6 +106,8 @@ async function measure(scenario, build, sink) {
       NODE,
       ...SERVICE_FLAGS,
       ...(HASH_SEED === undefined ? [] : [`--hash-seed=${HASH_SEED}`]),
+      // A variant without some layers (bench/layers-off.js, for the per-layer table).
+      ...(build.env.BENCH_LAYERS_OFF === undefined ? [] : ['-r', require.resolve('./layers-off')]),
       build.main,
     ],
     {
