@@ -39,11 +39,12 @@ async function fail(url, amount, from, rate) {
 }
 
 /**
- * `fail` with the strangers' addresses at STRANGER_RATE, in a process of its own: in this one, making
- * 2,000 requests a second would delay the reads' own timing.
+ * `fail` STRANGERS times at STRANGER_RATE, in a process of its own (in this one, making 2,000 requests
+ * a second would delay the reads' own timing): from as many addresses (`distinct`), or, as the
+ * control, all from one (`one`), so the two differ in the number of addresses alone.
  */
-async function failElsewhere(url) {
-  const child = fork(module.filename, ['--strangers', url], { stdio: 'inherit' });
+async function failElsewhere(url, addresses) {
+  const child = fork(module.filename, ['--strangers', url, addresses], { stdio: 'inherit' });
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`the strangers' process exited with ${code}`);
 }
@@ -94,8 +95,11 @@ function readAtRate(url, token, rate, seconds) {
   });
 }
 
-/** One round: reads alone then with the strangers in one instance; CPU per failing request in two more. */
-async function round({ start, stop, freshStore, token }) {
+/**
+ * One round, in one instance: reads alone, then under the strangers and under the same failing load
+ * from one address; CPU per failing request in two more instances.
+ */
+async function round({ start, stop, freshStore, token }, index) {
   const withServer = async (run) => {
     const store = await freshStore('sqlite');
     const server = await start('service', { ...store.env, ...ENV });
@@ -114,8 +118,12 @@ async function round({ start, stop, freshStore, token }) {
     const before = cpuNs(child.pid).all;
     const alone = await readAtRate(url, token, READ_RATE, READ_SECONDS);
     const readCpuUs = (cpuNs(child.pid).all - before) / 1000 / alone.reads;
-    const [withStrangers] = await Promise.all([readAtRate(url, token, READ_RATE, READ_SECONDS), failElsewhere(url)]);
-    return { alone, withStrangers, readCpuUs };
+    const under = async (addresses) =>
+      (await Promise.all([readAtRate(url, token, READ_RATE, READ_SECONDS), failElsewhere(url, addresses)]))[0];
+    // The control first in every other round, so neither load always meets the warmer service.
+    const withOne = index % 2 === 0 ? await under('one') : undefined;
+    const withStrangers = await under('distinct');
+    return { alone, withStrangers, withOneAddress: withOne ?? (await under('one')), readCpuUs };
   });
   const cpuPerFailure = async (from) =>
     withServer(async ({ url, child }) => {
@@ -135,11 +143,12 @@ async function runAuthFailuresBench(helpers) {
   const { median, rounds } = helpers;
   const results = [];
   for (let index = 1; index <= rounds; index++) {
-    const result = await round(helpers);
+    const result = await round(helpers, index);
     results.push(result);
     console.log(
       `auth failures round ${index}: reads p99 ${result.alone.p99Ms.toFixed(2)} ms alone, ` +
-        `${result.withStrangers.p99Ms.toFixed(2)} ms with ${STRANGERS} failing addresses; CPU a failing request ` +
+        `${result.withStrangers.p99Ms.toFixed(2)} ms with ${STRANGERS} failing addresses, ` +
+        `${result.withOneAddress.p99Ms.toFixed(2)} ms with the same load from one; CPU a failing request ` +
         `${result.failureCpuUs.oneAddress.toFixed(0)} µs from one address, ${result.failureCpuUs.distinct.toFixed(0)} µs ` +
         `from distinct ones; CPU a read ${result.readCpuUs.toFixed(0)} µs`,
     );
@@ -151,12 +160,16 @@ async function runAuthFailuresBench(helpers) {
     p50Ms: {
       alone: median(results.map((r) => r.alone.p50Ms)),
       withStrangers: median(results.map((r) => r.withStrangers.p50Ms)),
+      withOneAddress: median(results.map((r) => r.withOneAddress.p50Ms)),
     },
     p99Ms: {
       alone: median(results.map((r) => r.alone.p99Ms)),
       withStrangers: median(results.map((r) => r.withStrangers.p99Ms)),
+      withOneAddress: median(results.map((r) => r.withOneAddress.p99Ms)),
     },
     p99Ratio: median(results.map((r) => r.withStrangers.p99Ms / r.alone.p99Ms)),
+    // What the number of addresses adds, the rate being the same: about 1 if counting is flat.
+    p99DistinctToOne: median(results.map((r) => r.withStrangers.p99Ms / r.withOneAddress.p99Ms)),
     failureCpuUs: {
       oneAddress: median(results.map((r) => r.failureCpuUs.oneAddress)),
       distinct: median(results.map((r) => r.failureCpuUs.distinct)),
@@ -168,7 +181,9 @@ async function runAuthFailuresBench(helpers) {
   console.log(
     `\nAuthenticated reads (${READ_RATE}/s), median of ${rounds} rounds: p99 ${summary.p99Ms.alone.toFixed(2)} ms alone, ` +
       `${summary.p99Ms.withStrangers.toFixed(2)} ms with ${STRANGERS} failing addresses (${STRANGER_RATE}/s): ` +
-      `${summary.p99Ratio.toFixed(2)}x, ${summary.pass ? 'within' : 'NOT within'} 2x. CPU a failing request: ` +
+      `${summary.p99Ratio.toFixed(2)}x, ${summary.pass ? 'within' : 'NOT within'} 2x; ` +
+      `${summary.p99Ms.withOneAddress.toFixed(2)} ms with the same load from one address ` +
+      `(distinct/one ${summary.p99DistinctToOne.toFixed(2)}x). CPU a failing request: ` +
       `${summary.failureCpuUs.oneAddress.toFixed(0)} µs from one address, ${summary.failureCpuUs.distinct.toFixed(0)} µs ` +
       `from distinct ones (${STRANGERS / 2}-${STRANGERS} held); CPU a read ${summary.readCpuUs.toFixed(0)} µs`,
   );
@@ -176,7 +191,8 @@ async function runAuthFailuresBench(helpers) {
 }
 
 if (require.main === module && process.argv[2] === '--strangers') {
-  fail(process.argv[3], STRANGERS, stranger, STRANGER_RATE).catch((error) => {
+  const from = process.argv[4] === 'one' ? () => '198.19.255.254' : stranger;
+  fail(process.argv[3], STRANGERS, from, STRANGER_RATE).catch((error) => {
     console.error(error);
     process.exit(1);
   });

@@ -182,6 +182,13 @@ describe('loadConfig', () => {
         'Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer between 1 and 1000000',
       ],
       [{ REDIS_URL: 'localhost:6379' }, 'Invalid configuration: REDIS_URL must be redis://… or rediss://…'],
+      [
+        {
+          WEBHOOK_URLS: 'https://receiver.example/hooks',
+          WEBHOOK_SECRET: Array.from({ length: 17 }, () => `whsec_${Buffer.alloc(24).toString('base64')}`).join(','),
+        },
+        'Invalid configuration: WEBHOOK_SECRET must list at most 16 secrets',
+      ],
       ...['true', '0', '101', '10.0.0.0/33', 'proxy.example', '10.0.0.1/8/1'].map(
         (value): [NodeJS.ProcessEnv, string] => [
           { TRUST_PROXY: value },

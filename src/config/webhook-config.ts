@@ -28,6 +28,12 @@ export interface WebhookConfigContext {
   readonly adminCredential: boolean;
 }
 
+/**
+ * The most secrets WEBHOOK_SECRET may list (each signs every delivery, so the `webhook-signature` header
+ * stays bounded: the document declares its length). A rotation needs two or three.
+ */
+export const MAX_WEBHOOK_SECRETS = 16;
+
 /** The webhook settings. Messages name the variable, never its value. */
 export function webhookConfig(vars: EnvironmentVariables, context: WebhookConfigContext): WebhookConfig {
   const urls = commaList(vars.WEBHOOK_URLS);
@@ -36,6 +42,9 @@ export function webhookConfig(vars: EnvironmentVariables, context: WebhookConfig
   const secrets = commaList(vars.WEBHOOK_SECRET);
   if (urls.length > 0 && secrets.length === 0) {
     throw new ConfigError('Invalid configuration: WEBHOOK_SECRET is required when WEBHOOK_URLS is set');
+  }
+  if (secrets.length > MAX_WEBHOOK_SECRETS) {
+    throw new ConfigError(`Invalid configuration: WEBHOOK_SECRET must list at most ${MAX_WEBHOOK_SECRETS} secrets`);
   }
   if (!secrets.every(isSecret)) {
     throw new ConfigError(

@@ -12,7 +12,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { BEARER_REALM, InvalidCredentialsException } from '../auth/invalid-credentials.exception';
 import { TooManyAuthFailuresException } from '../auth/auth-failure-limiter';
-import { ErrorDto } from '../common/errors/error.dto';
+import { ErrorDto, MAX_ERROR_MESSAGE_LENGTH } from '../common/errors/error.dto';
 import { ResourceConflictError } from '../common/errors/resource-conflict.error';
 import { isClientAbort } from './connection-errors';
 import { DatabaseErrorsMetrics } from './database-errors.metrics';
@@ -68,7 +68,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       httpAdapter.setHeader(reply, 'WWW-Authenticate', exception.challenge);
     // A handler may have set another type (text/plain for /metrics) before it failed.
     httpAdapter.setHeader(reply, 'Content-Type', 'application/json; charset=utf-8');
-    httpAdapter.reply(reply, body, body.error);
+    httpAdapter.reply(reply, withBoundedMessage(body), body.error);
   }
 
   /**
@@ -131,4 +131,13 @@ function messageOf(exception: HttpException): string {
   const { message } = response as { message?: unknown };
   if (Array.isArray(message)) return message.join('; ');
   return typeof message === 'string' ? message : exception.message;
+}
+
+/**
+ * The message within the length the document declares: a validation message names every bad field,
+ * which is far below it; anything longer is cut, with an ellipsis.
+ */
+function withBoundedMessage(body: ErrorDto): ErrorDto {
+  if (body.message.length <= MAX_ERROR_MESSAGE_LENGTH) return body;
+  return { ...body, message: `${body.message.slice(0, MAX_ERROR_MESSAGE_LENGTH - 1)}…` };
 }

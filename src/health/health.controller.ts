@@ -4,13 +4,15 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
-import { ApiErrorResponses } from '../common/errors/api-error-responses.decorator';
+import { ApiErrorResponses, CONNECTION_ERRORS } from '../common/errors/api-error-responses.decorator';
 import { DatabaseHealthIndicator } from './database.health-indicator';
 import { HealthCheckDto } from './dto/health-check.dto';
 
 @ApiTags('health')
 // Never rate limited: a throttled probe gets the container restarted, or blinds monitoring, under load.
 @SkipThrottle()
+// What Node answers before any route, as for every operation (the 500 is declared for all in the document setup).
+@ApiErrorResponses(CONNECTION_ERRORS)
 @Controller('health')
 export class HealthController {
   constructor(

@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, PathItemObject, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION } from '../common/api-version';
+import { declareServiceResponses } from './service-responses';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -29,9 +30,22 @@ export function createOpenApiDocument(app: INestApplication, extras: DocumentExt
         'receive the `newPlant` webhook.',
     )
     .setVersion(API_VERSION)
+    // The document is served by the service itself (/docs-json): its operations are relative to it.
+    .addServer('/', 'This deployment (production or development, whichever serves this document)')
+    .addTag('plants', 'The plant store: create, list, read and delete plants.')
+    .addTag('webhooks', 'Subscribers of the webhooks: endpoints, their secrets and their delivery log (admin).')
+    .addTag('health', 'Probes for the orchestrator: public, never rate limited.')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: undefined }, BEARER_SCHEME)
     .addSecurityRequirements(BEARER_SCHEME)
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: extras.extraModels ?? [] });
+  const document = declareServiceResponses(
+    SwaggerModule.createDocument(app, config, { extraModels: extras.extraModels ?? [] }),
+  );
+  // Public, not internal (OWASP API9: every server states its audience).
+  document.servers = document.servers?.map((server) => ({ ...server, 'x-internal': false }));
+  // package.json's `UNLICENSED`: no licence is granted (SPDX has no identifier for that; a LicenseRef names it).
+  // (OpenAPI 3.1's `identifier`, which @nestjs/swagger's 3.0 types lack.)
+  const license = { name: 'UNLICENSED (proprietary)', identifier: 'LicenseRef-UNLICENSED' };
+  document.info.license = license;
   return extras.webhooks === undefined ? document : { ...document, webhooks: extras.webhooks };
 }

@@ -4,6 +4,7 @@ import {
   InjectThrottlerOptions,
   InjectThrottlerStorage,
   ThrottlerGuard,
+  ThrottlerLimitDetail,
   ThrottlerModuleOptions,
   ThrottlerStorage,
 } from '@nestjs/throttler';
@@ -34,5 +35,20 @@ export class PrincipalThrottlerGuard extends ThrottlerGuard {
   /** One key per principal, not per handler as the base class has it: the budget covers every operation. */
   protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
     return `plant-store:rate-limit:${throttlerName}:${tracker}`;
+  }
+
+  /**
+   * The 429 carries the budget too, as every answer the limit counted does (the document declares
+   * them on every such answer): the limit, none left, and the seconds until it refills.
+   */
+  protected override async throwThrottlingException(
+    context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
+    const { res } = this.getRequestResponse(context);
+    this.setResponseHeader(res, 'X-RateLimit-Limit', detail.limit);
+    this.setResponseHeader(res, 'X-RateLimit-Remaining', 0);
+    this.setResponseHeader(res, 'X-RateLimit-Reset', detail.timeToBlockExpire);
+    return super.throwThrottlingException(context, detail);
   }
 }

@@ -140,7 +140,7 @@ describe('OpenAPI document (e2e)', () => {
             name: 'id',
             in: 'path',
             required: true,
-            schema: { type: 'integer', format: 'int64' },
+            schema: { type: 'integer', format: 'int64', minimum: -(2 ** 63), maximum: 2 ** 63 },
           }),
         ]);
       }
@@ -151,6 +151,7 @@ describe('OpenAPI document (e2e)', () => {
       expect(ok.content['application/json'].schema).toEqual({
         type: 'array',
         items: { $ref: '#/components/schemas/NewPlant' },
+        maxItems: 1000,
       });
       expect(ok.headers.Link.schema.type).toBe('string');
       expect(served.paths['/plants/{id}'].get.responses['200'].content['application/json'].schema).toEqual({
@@ -401,6 +402,41 @@ describe('OpenAPI document (e2e)', () => {
         expect(newPlant({ id: 1, name })).toBe(false);
         expect((await request(`${server.url}/plants`, { body: { id: 30, name } })).status).toBe(400);
       }
+    });
+  });
+
+  describe('the headers it declares, with CORS and the rate limit on', () => {
+    const ORIGIN = 'https://app.example';
+    let limited: TestApp;
+    beforeAll(async () => (limited = await createTestApp({ RATE_LIMIT_PER_MINUTE: '5', CORS_ORIGINS: ORIGIN })));
+    afterAll(() => limited.destroy());
+
+    /** The headers `served` declares on that answer, by lowercase name, resolving `$ref`s. */
+    const declared = (path: string, method: string, status: number): string[] =>
+      Object.keys(served.paths[path][method].responses[String(status)].headers ?? {}).map((name) => name.toLowerCase());
+
+    it.each<[string, string, string, number, Doc | undefined, string]>([
+      ['a create', 'post', '/plants', 200, { id: 1, name: 'Fern' }, '/plants'],
+      ['a page with a next one', 'get', '/plants?limit=1', 200, undefined, '/plants'],
+      ['a plant that is not there', 'get', '/plants/404', 404, undefined, '/plants/{id}'],
+      ['an invalid query', 'get', '/plants?limit=0', 400, undefined, '/plants'],
+      ['the rate limit', 'get', '/plants', 429, undefined, '/plants'],
+      ['no credential', 'get', '/plants', 401, undefined, '/plants'],
+      ['a probe', 'get', '/health/live', 200, undefined, '/health/live'],
+    ])('should send every header declared on %s', async (_label, method, url, status, body, path) => {
+      if (url === '/plants?limit=1') await request(`${limited.url}/plants`, { body: { id: 2, name: 'Ivy' } });
+      const res = await request(`${limited.url}${url}`, {
+        method: method.toUpperCase(),
+        body,
+        auth: status === 401 || path.startsWith('/health') ? false : undefined,
+        headers: { origin: ORIGIN },
+      });
+      expect(res.status).toBe(status);
+      const names = declared(path, method, status);
+      expect(names).toContain('access-control-allow-origin');
+      expect({ url, missing: names.filter((name) => res.headers.get(name) === null) }).toEqual({ url, missing: [] });
+      const rateLimited = names.includes('x-ratelimit-limit');
+      expect({ url, rateLimited }).toEqual({ url, rateLimited: status !== 401 && !path.startsWith('/health') });
     });
   });
 });

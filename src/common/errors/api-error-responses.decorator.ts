@@ -25,7 +25,11 @@ const HEADERS: Record<number, ApiResponseOptions['headers']> = {
   401: {
     'WWW-Authenticate': {
       description: 'The bearer challenge (RFC 6750), with error="invalid_token" when a token was presented.',
-      schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' },
+      schema: {
+        type: 'string',
+        enum: ['Bearer realm="plant-store"', 'Bearer realm="plant-store", error="invalid_token"'],
+        example: 'Bearer realm="plant-store", error="invalid_token"',
+      },
     },
   },
   403: {
@@ -33,6 +37,7 @@ const HEADERS: Record<number, ApiResponseOptions['headers']> = {
       description: 'The bearer challenge (RFC 6750) naming the scope that is missing.',
       schema: {
         type: 'string',
+        enum: ['Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage"'],
         example: 'Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage"',
       },
     },
@@ -40,7 +45,8 @@ const HEADERS: Record<number, ApiResponseOptions['headers']> = {
   429: {
     'Retry-After': {
       description: 'Seconds to wait before the next request counts again.',
-      schema: { type: 'integer', example: 30 },
+      // Both limits count in windows of a minute.
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 60, example: 30 },
     },
   },
 };

@@ -1,4 +1,5 @@
 import { ApiParam } from '@nestjs/swagger';
+import { INT64_SCHEMA } from './int64-schema';
 
 /**
  * Documents a path parameter read by `ParseInt64Pipe`: an int64, with what a JavaScript client must
@@ -10,6 +11,6 @@ export const ApiInt64Param = (name: string, subject: string): MethodDecorator =>
     description:
       `${subject}: a decimal int64 (digits, optional leading minus). Anything else is a 400. ` +
       'JavaScript clients: ids beyond 2^53 need a big-integer-aware JSON parser.',
-    schema: { type: 'integer', format: 'int64' },
+    schema: { ...INT64_SCHEMA },
     example: 10,
   });

@@ -3,6 +3,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { IsInt64 } from '../int64/is-int64.decorator';
+import { INT64_SCHEMA } from '../int64/int64-schema';
 import { parseDecimalInt64 } from '../int64/parse-int64.pipe';
 
 export const DEFAULT_PAGE_LIMIT = 100;
@@ -50,7 +51,7 @@ export class PageQueryDto {
    * building the URL. Decimal digits with an optional leading minus; ids beyond 2^53 are exact.
    * (No example on purpose: the docs page would fill it in, and "Try it out" would skip items.)
    */
-  @ApiProperty({ type: 'integer', format: 'int64', required: false })
+  @ApiProperty({ ...INT64_SCHEMA, required: false })
   @ValidateIf((query: PageQueryDto) => query.after !== undefined)
   @IsInt64({ message: 'after must be a decimal integer in the int64 range' })
   @Transform(({ value }: { value: unknown }) => parseDecimalInt64(value) ?? value)

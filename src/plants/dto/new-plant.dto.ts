@@ -2,6 +2,7 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { IsInt64 } from '../../common/int64/is-int64.decorator';
+import { INT64_SCHEMA } from '../../common/int64/int64-schema';
 
 /**
  * The request body of `POST /plants`. Unknown properties are accepted and ignored.
@@ -20,7 +21,7 @@ export class NewPlantDto {
    * 9007199254740992). Read and write bodies with a big-integer-aware JSON parser when ids may be that large.
    * @example 10
    */
-  @ApiProperty({ type: 'integer', format: 'int64' })
+  @ApiProperty(INT64_SCHEMA)
   @IsDefined({ message: 'id is required' })
   @IsInt64()
   @Transform(({ value }: { value: unknown }) =>

@@ -1,4 +1,4 @@
-import { ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Plant } from '../plant';
 
 /** A plant as the store returns it. It carries no id, as the specification declares. */
@@ -8,12 +8,14 @@ export class PlantDto {
    * The name of the plant.
    * @example "Monstera deliciosa"
    */
+  @ApiProperty({ maxLength: 200 }) // As stored: NewPlant's rule.
   name!: string;
 
   /**
    * Tag that specifies the type of the plant; omitted when the plant has none.
    * @example "tropical"
    */
+  @ApiProperty({ maxLength: 100, required: false })
   tag?: string;
 }
 

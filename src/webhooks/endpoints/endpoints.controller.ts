@@ -3,6 +3,7 @@ import {
   ApiAcceptedResponse,
   ApiBody,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
@@ -18,6 +19,7 @@ import {
   READ_UNAVAILABLE,
 } from '../../common/errors/api-error-responses.decorator';
 import { nextPageLink, pageOf } from '../../common/paging/page';
+import { PAGE_LINK_SCHEMA, pageSchema } from '../../common/paging/api-page-response.decorator';
 import { StorageUnavailableMessages, WhenStorageUnavailable } from '../../common/errors/storage-unavailable.decorator';
 import {
   DeliveryDto,
@@ -74,6 +76,8 @@ const BODY_ERRORS = {
  */
 @ApiTags('webhooks')
 @AdminOnly()
+// The items of its pages (declared by reference).
+@ApiExtraModels(EndpointDto, DeliveryDto)
 @Controller('webhooks/endpoints')
 export class EndpointsController {
   constructor(private readonly endpoints: EndpointsService) {}
@@ -84,7 +88,17 @@ export class EndpointsController {
   @ApiCreatedResponse({
     type: EndpointWithSecretDto,
     description: 'The endpoint, with its signing secret.',
-    headers: { Location: { description: "The endpoint's URL.", schema: { type: 'string' } } },
+    headers: {
+      Location: {
+        description: "The endpoint's URL.",
+        schema: {
+          type: 'string',
+          format: 'uri-reference',
+          maxLength: 100,
+          pattern: '^/webhooks/endpoints/ep_[0-9a-f]+$',
+        },
+      },
+    },
   })
   @ApiErrorResponses({
     ...COMMON,
@@ -111,9 +125,9 @@ export class EndpointsController {
   @Get()
   @ApiOperation({ operationId: 'listWebhookEndpoints', summary: 'List webhook endpoints' })
   @ApiOkResponse({
-    type: [EndpointDto],
+    schema: pageSchema(EndpointDto),
     description: 'At most `limit` endpoints created after `after`.',
-    headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
+    headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: PAGE_LINK_SCHEMA } },
   })
   @ApiErrorResponses({
     ...COMMON_READ,
@@ -134,6 +148,7 @@ export class EndpointsController {
     return page.items.map(toEndpointDto);
   }
 
+  /** Reads one endpoint (never its secret). */
   @Get(':id')
   @ApiOperation({ operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint' })
   @ApiEndpointId()
@@ -179,6 +194,7 @@ export class EndpointsController {
     await this.endpoints.delete(id);
   }
 
+  /** The endpoint's current signing secret; a `config` endpoint's (WEBHOOK_SECRET) is never served. */
   @Get(':id/secret')
   @ApiOperation({ operationId: 'getWebhookEndpointSecret', summary: "Get an endpoint's signing secret" })
   @ApiEndpointId()
@@ -217,9 +233,9 @@ export class EndpointsController {
   @ApiOperation({ operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries" })
   @ApiEndpointId()
   @ApiOkResponse({
-    type: [DeliveryDto],
+    schema: pageSchema(DeliveryDto),
     description: 'At most `limit` deliveries, newest first.',
-    headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: { type: 'string' } } },
+    headers: { Link: { description: 'Present only when more follow (RFC 8288).', schema: PAGE_LINK_SCHEMA } },
   })
   @ApiErrorResponses({
     ...COMMON_READ,
@@ -243,6 +259,7 @@ export class EndpointsController {
     return page.items.map(toDeliveryDto);
   }
 
+  /** One delivery, with every attempt made so far, oldest first. */
   @Get(':id/deliveries/:deliveryId')
   @ApiOperation({ operationId: 'getWebhookDelivery', summary: 'Get a delivery with its attempts' })
   @ApiEndpointId()

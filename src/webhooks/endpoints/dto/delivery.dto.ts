@@ -4,20 +4,32 @@ import { parse } from 'lossless-json';
 import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
 import { NewPlantDto } from '../../../plants/dto/new-plant.dto';
 import { AttemptRecord, DeliveryView } from '../../persistence/deliveries';
+import { TIMESTAMP_SCHEMA } from './endpoint.dto';
 import { IsRfc3339DateTime } from './rfc3339';
+
+/** A `webhook-id`: `msg_` and 32 hex digits (`outbox.writer.ts`). */
+const DELIVERY_ID_SCHEMA = { pattern: '^msg_[0-9a-f]{32}$', maxLength: 36 } as const;
+/** What an attempt's `error` may hold at most (longer text is cut when served). */
+const MAX_ATTEMPT_ERROR_LENGTH = 500;
+/** Counts the service keeps in JavaScript numbers (an attempt's length, attempts, a recover's count). */
+const COUNT_SCHEMA = { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } as const;
+/** An RFC 3339 date-time as `IsRfc3339DateTime` accepts it: seconds, a fraction of at most 9 digits, an offset. */
+const DATE_TIME_INPUT_SCHEMA = { format: 'date-time', maxLength: 35 } as const;
 
 /** One try of a delivery. */
 @ApiSchema({ name: 'DeliveryAttempt' })
 export class AttemptDto {
   /** When it started: RFC 3339, UTC. */
+  @ApiProperty(TIMESTAMP_SCHEMA)
   at!: string;
   /** The receiver's status, when it answered. */
-  @ApiPropertyOptional({ type: 'integer' })
+  // Three digits: the HTTP parser takes no other status.
+  @ApiPropertyOptional({ type: 'integer', format: 'int32', minimum: 0, maximum: 999 })
   responseStatus?: number;
   /** What went wrong when no answer came: a timeout, a refused connection, a blocked address. */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ maxLength: MAX_ATTEMPT_ERROR_LENGTH })
   error?: string;
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty(COUNT_SCHEMA)
   durationMs!: number;
 }
 
@@ -25,9 +37,12 @@ export class AttemptDto {
 @ApiSchema({ name: 'Delivery' })
 export class DeliveryDto {
   /** The `webhook-id`: the same for every endpoint, on every attempt and on a resend. @example "msg_5f2b8c0e9a7d4e1f8b3c6a9d2e5f8a1b" */
+  @ApiProperty(DELIVERY_ID_SCHEMA)
   id!: string;
+  @ApiProperty({ pattern: '^ep_[0-9a-f]{1,64}$', maxLength: 67 })
   endpointId!: string;
   /** @example "plant.created" */
+  @ApiProperty({ maxLength: 100 })
   eventType!: string;
   /** The NewPlant as sent, with its exact int64 id. */
   @ApiProperty({ type: () => NewPlantDto })
@@ -35,11 +50,12 @@ export class DeliveryDto {
   @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] })
   status!: string;
   /** Attempts made so far. */
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty(COUNT_SCHEMA)
   attempts!: number;
+  @ApiProperty(TIMESTAMP_SCHEMA)
   createdAt!: string;
   /** While pending. */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional(TIMESTAMP_SCHEMA)
   nextAttemptAt?: string;
   /** Once tried. */
   @ApiPropertyOptional({ type: AttemptDto })
@@ -49,7 +65,8 @@ export class DeliveryDto {
 /** A delivery with every attempt, oldest first. */
 @ApiSchema({ name: 'DeliveryWithAttempts' })
 export class DeliveryWithAttemptsDto extends DeliveryDto {
-  @ApiProperty({ type: [AttemptDto] })
+  // Every attempt is kept (no cap): as many as `attempts` counts.
+  @ApiProperty({ type: [AttemptDto], maxItems: COUNT_SCHEMA.maximum })
   attemptLog!: AttemptDto[];
 }
 
@@ -57,14 +74,14 @@ export class DeliveryWithAttemptsDto extends DeliveryDto {
 @ApiSchema({ name: 'RecoverRequest' })
 export class RecoverDto {
   /** Queue again every failed delivery created at or after this time: an RFC 3339 date-time, with seconds and an offset or `Z`. @example "2026-11-23T00:00:00Z" */
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty(DATE_TIME_INPUT_SCHEMA)
   @IsDefined({ message: 'since is required' })
   @IsRfc3339DateTime({ message: 'since must be an RFC 3339 date-time' })
   @IsString({ message: 'since must be an RFC 3339 date-time' })
   since!: string;
 
   /** …and before this one (RFC 3339); no end when absent. */
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional(DATE_TIME_INPUT_SCHEMA)
   @IsOptional()
   @IsRfc3339DateTime({ message: 'until must be an RFC 3339 date-time' })
   @IsString({ message: 'until must be an RFC 3339 date-time' })
@@ -75,7 +92,7 @@ export class RecoverDto {
 @ApiSchema({ name: 'RecoverResult' })
 export class RecoverResultDto {
   /** Failed deliveries made pending again. */
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty(COUNT_SCHEMA)
   queued!: number;
 }
 
@@ -90,7 +107,7 @@ export class ListDeliveriesQueryDto {
   limit: number = DEFAULT_PAGE_LIMIT;
 
   /** An opaque cursor: the `Link: rel="next"` header of the previous page carries it. */
-  @ApiProperty({ required: false })
+  @ApiProperty({ required: false, maxLength: 18 })
   @IsOptional()
   @Matches(/^[0-9]{1,18}$/, { message: 'after must be a cursor from a Link header' })
   @IsString({ message: 'after must be a cursor from a Link header' })
@@ -101,7 +118,7 @@ function toAttemptDto(attempt: AttemptRecord): AttemptDto {
   return {
     at: new Date(attempt.atMs).toISOString(),
     ...(attempt.responseStatus === undefined ? {} : { responseStatus: attempt.responseStatus }),
-    ...(attempt.error === undefined ? {} : { error: attempt.error }),
+    ...(attempt.error === undefined ? {} : { error: boundedText(attempt.error, MAX_ATTEMPT_ERROR_LENGTH) }),
     durationMs: attempt.durationMs,
   };
 }
@@ -131,4 +148,8 @@ export function toDeliveryWithAttemptsDto(
   delivery: DeliveryView & { attemptLog: AttemptRecord[] },
 ): DeliveryWithAttemptsDto {
   return { ...toDeliveryDto(delivery), attemptLog: delivery.attemptLog.map(toAttemptDto) };
+}
+
+function boundedText(text: string, maxLength: number): string {
+  return text.length <= maxLength ? text : `${text.slice(0, maxLength - 1)}…`;
 }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
 import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
 import { OptionalBody } from '../../../validation/optional-body.decorator';
+import { MAX_URL_LENGTH } from '../../../config/webhook-config';
 import { Endpoint } from '../endpoint';
 
 const DESCRIPTION_NUL = 'description must not contain NUL (\\u0000)';
@@ -17,27 +18,41 @@ function WithoutNul(message: string): PropertyDecorator {
   );
 }
 export const ENDPOINT_ID = /^ep_[0-9a-f]{1,64}$/;
+/** An endpoint id's schema: what ENDPOINT_ID accepts. */
+const ENDPOINT_ID_SCHEMA = { pattern: ENDPOINT_ID.source, maxLength: 67 } as const;
+/** A time as the service writes it (`Date.toISOString()`): RFC 3339, UTC, milliseconds. */
+export const TIMESTAMP_SCHEMA = { format: 'date-time', maxLength: 24 } as const;
+/** A signing secret: `whsec_` and the base64 of 24 to 64 bytes (`isSecret`). */
+const SECRET_SCHEMA = { pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', maxLength: 94 } as const;
+const MAX_DESCRIPTION_LENGTH = 500;
+/** The service's own words (`dispatch-policy.ts`), well under this. */
+const MAX_DISABLED_REASON_LENGTH = 200;
 
 /** A subscriber of the new-plant webhook. */
 @ApiSchema({ name: 'Endpoint' })
 export class EndpointDto {
   /** Assigned by the service; ids sort in creation order. @example "ep_019ab3c4d5e600002f4e1a9b7c3d" */
+  @ApiProperty(ENDPOINT_ID_SCHEMA)
   id!: string;
   /** Where deliveries are POSTed: absolute http(s), no credentials, no fragment, at most 2,048 characters. @example "https://receiver.example/hooks/plants" */
+  @ApiProperty({ format: 'uri', maxLength: MAX_URL_LENGTH })
   url!: string;
   /** For people; at most 500 characters. @example "Inventory sync" */
+  @ApiProperty({ maxLength: MAX_DESCRIPTION_LENGTH })
   description!: string;
   /** A disabled endpoint receives nothing; events committed meanwhile create no delivery for it. */
   disabled!: boolean;
   /** Why the service disabled it (no success for WEBHOOK_DISABLE_AFTER while failing); present only then. */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ maxLength: MAX_DISABLED_REASON_LENGTH })
   disabledReason?: string;
   /** `config`: declared by WEBHOOK_URLS, read-only here (409). */
   @ApiProperty({ enum: ['api', 'config'] })
   source!: 'api' | 'config';
   /** RFC 3339, UTC. @example "2026-11-23T10:00:00.000Z" */
+  @ApiProperty(TIMESTAMP_SCHEMA)
   createdAt!: string;
   /** RFC 3339, UTC. @example "2026-11-23T10:00:00.000Z" */
+  @ApiProperty(TIMESTAMP_SCHEMA)
   updatedAt!: string;
 }
 
@@ -45,6 +60,7 @@ export class EndpointDto {
 @ApiSchema({ name: 'EndpointWithSecret' })
 export class EndpointWithSecretDto extends EndpointDto {
   /** Verify deliveries with it (Standard Webhooks). @example "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" */
+  @ApiProperty(SECRET_SCHEMA)
   secret!: string;
 }
 
@@ -52,6 +68,7 @@ export class EndpointWithSecretDto extends EndpointDto {
 @ApiSchema({ name: 'EndpointSecret' })
 export class SecretDto {
   /** `whsec_` and base64. @example "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" */
+  @ApiProperty(SECRET_SCHEMA)
   secret!: string;
 }
 
@@ -72,6 +89,7 @@ export function toEndpointDto(endpoint: Endpoint): EndpointDto {
 @ApiSchema({ name: 'NewEndpoint' })
 export class NewEndpointDto {
   /** Absolute http(s), no credentials, no fragment, at most 2,048 characters; not a private or special-purpose address, nor one in WEBHOOK_BLOCKED_NETWORKS, unless WEBHOOK_ALLOWED_NETWORKS opens it. In production (NODE_ENV=production) https, or plain http to an IP address inside WEBHOOK_ALLOWED_NETWORKS. @example "https://receiver.example/hooks/plants" */
+  @ApiProperty({ format: 'uri', maxLength: MAX_URL_LENGTH })
   @IsDefined({ message: 'url is required' })
   @IsString({ message: 'url must be a string' })
   url!: string;
@@ -79,7 +97,7 @@ export class NewEndpointDto {
   /** At most 500 characters, no NUL. @example "Inventory sync" */
   @IsOptional()
   @WithoutNul(DESCRIPTION_NUL)
-  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @MaxLength(MAX_DESCRIPTION_LENGTH, { message: 'description must be at most 500 characters' })
   @IsString({ message: 'description must be a string' })
   description?: string;
 
@@ -93,6 +111,7 @@ export class NewEndpointDto {
 @ApiSchema({ name: 'EndpointChanges' })
 export class EndpointChangesDto {
   /** @example "https://receiver.example/hooks/plants-v2" */
+  @ApiPropertyOptional({ format: 'uri', maxLength: MAX_URL_LENGTH })
   @IsOptional()
   @IsString({ message: 'url must be a string' })
   url?: string;
@@ -100,7 +119,7 @@ export class EndpointChangesDto {
   /** At most 500 characters, no NUL. */
   @IsOptional()
   @WithoutNul(DESCRIPTION_NUL)
-  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @MaxLength(MAX_DESCRIPTION_LENGTH, { message: 'description must be at most 500 characters' })
   @IsString({ message: 'description must be a string' })
   description?: string;
 
@@ -115,6 +134,7 @@ export class EndpointChangesDto {
 @OptionalBody()
 export class SecretRotationDto {
   /** The new secret (`whsec_` and the base64 of 24 to 64 bytes); generated when absent. */
+  @ApiPropertyOptional(SECRET_SCHEMA)
   @IsOptional()
   @IsString({ message: 'secret must be a string' })
   secret?: string;
@@ -126,7 +146,7 @@ export class ListEndpointsQueryDto {
   limit: number = DEFAULT_PAGE_LIMIT;
 
   /** The last endpoint id of the previous page (the `Link: rel="next"` header carries it). */
-  @ApiProperty({ required: false })
+  @ApiProperty({ required: false, ...ENDPOINT_ID_SCHEMA })
   @IsOptional()
   @Matches(ENDPOINT_ID, { message: 'after must be an endpoint id (ep_…)' })
   @IsString({ message: 'after must be an endpoint id (ep_…)' })
