@@ -6,7 +6,8 @@
 //
 // Instrumentation is on for the measured requests only, after the warm-up; what the process does on its
 // own meanwhile (timers) is subtracted: an idle window as long follows, counted apart. V8's compilers'
-// instructions are reported apart. `{sink}` in an --env value is this script's OTLP sink; add
+// instructions are reported apart. `--env name:BENCH_LAYERS_OFF=metrics,…` runs that build without those
+// layers (bench/layers-off.js). `{sink}` in an --env value is this script's OTLP sink; add
 // OTEL_BSP_SCHEDULE_DELAY=600000 and OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384 to hold exports back.
 const { execFileSync, spawn } = require('node:child_process');
 const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
@@ -26,17 +27,7 @@ const SIMULATE = args.includes('--simulate');
 // V8's hash seed for every build (random by default): it moves a list's instructions ±10 % (bench/README.md).
 const HASH_SEED = option('hash-seed');
 const CONCURRENCY = 4;
-const ENVS = args.flatMap((arg, i) => (args[i - 1] === '--env' ? [arg] : []));
-const BUILDS = buildsFromArgs(args).map((build) => ({
-  ...build,
-  env: Object.fromEntries(
-    ENVS.filter((spec) => spec.startsWith(`${build.name}:`)).map((spec) => {
-      const assignment = spec.slice(build.name.length + 1);
-      const eq = assignment.indexOf('=');
-      return [assignment.slice(0, eq), assignment.slice(eq + 1)];
-    }),
-  ),
-}));
+const BUILDS = buildsFromArgs(args);
 
 // Plants stored (with one statement, before the warm-up) for the read scenarios: ids 1..SEEDED.
 const SEEDED = 100_000;
@@ -115,6 +106,8 @@ async function measure(scenario, build, sink) {
       NODE,
       ...SERVICE_FLAGS,
       ...(HASH_SEED === undefined ? [] : [`--hash-seed=${HASH_SEED}`]),
+      // A variant without some layers (bench/layers-off.js, for the per-layer table).
+      ...(build.env.BENCH_LAYERS_OFF === undefined ? [] : ['-r', require.resolve('./layers-off')]),
       build.main,
     ],
     {

@@ -102,16 +102,25 @@ async function startServer(main, flags, env, name, wait) {
  * The builds named on a command line: each argument `name=target` (a name of letters, digits, `_`, `.`
  * or `-`), the target a dist folder (its main.js is run) or a script (`.js`, e.g. bench/baseline-server.js).
  * Other arguments, options' values included (`--path /plants?tag=even`, `--env name:VAR=value`), are not builds.
+ * `--env name:VAR=value` (repeatable) gives the build `name` a variable: its `env`.
  */
 function buildsFromArgs(args) {
+  const envs = args.flatMap((arg, i) => (args[i - 1] === '--env' ? [arg] : []));
   return args
-    .filter((arg) => /^[\w.-]+=/.test(arg))
+    .filter((arg, i) => /^[\w.-]+=/.test(arg) && args[i - 1] !== '--env')
     .map((arg) => {
+      const name = arg.slice(0, arg.indexOf('='));
       const target = arg.slice(arg.indexOf('=') + 1);
-      return {
-        name: arg.slice(0, arg.indexOf('=')),
-        main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js'),
-      };
+      const env = Object.fromEntries(
+        envs
+          .filter((spec) => spec.startsWith(`${name}:`))
+          .map((spec) => {
+            const assignment = spec.slice(name.length + 1);
+            const eq = assignment.indexOf('=');
+            return [assignment.slice(0, eq), assignment.slice(eq + 1)];
+          }),
+      );
+      return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js'), env };
     });
 }
 

@@ -12,7 +12,7 @@ const {
   writeSync,
 } = require('node:fs');
 const os = require('node:os');
-const { join } = require('node:path');
+const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
@@ -31,7 +31,11 @@ const CONNECTIONS = Number(option('connections', 32));
 const ONLY = option('only');
 const ROOT = join(__dirname, '..');
 const TARGETS = {
-  service: join(ROOT, 'dist', 'main.js'),
+  // BENCH_SERVICE_DIST: another build of the service (a dist folder), measured in its place.
+  service: join(
+    process.env.BENCH_SERVICE_DIST ? resolve(process.env.BENCH_SERVICE_DIST) : join(ROOT, 'dist'),
+    'main.js',
+  ),
   baseline: join(__dirname, 'baseline-server.js'),
   'stock-nest': STOCK_NEST_MAIN, // compiled from bench/stock-nest/*.ts by main(), run without the service's flags
 };
@@ -40,7 +44,9 @@ const TARGETS = {
 function start(target, env) {
   const flags = target === 'service' ? SERVICE_FLAGS : [];
   // The 401 scenario measures the 401 path (counting included), not the 429 the default limit would make of it.
-  return startServer(TARGETS[target], flags, { AUTH_FAILURES_PER_MINUTE: '1000000', ...env }, target, { stepMs: 5 });
+  // The service runs with every layer on by default, its request log at info among them (to /dev/null).
+  const defaults = { AUTH_FAILURES_PER_MINUTE: '1000000', ...(target === 'service' ? { LOG_LEVEL: 'info' } : {}) };
+  return startServer(TARGETS[target], flags, { ...defaults, ...env }, target, { stepMs: 5 });
 }
 
 function stop({ child }) {

@@ -11,6 +11,7 @@ import { ConfigError } from './config/config.error';
 import { loadConfig } from './config/load-config';
 import { Database } from './database/database';
 import { shutDownGracefully } from './lifecycle/graceful-shutdown';
+import { flushLogLines } from './logging/logging.module';
 import { startupSummary } from './logging/startup-summary';
 
 async function bootstrap(): Promise<void> {
@@ -57,6 +58,7 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
       logger.log(`${signal} received: finishing requests in flight, then closing`);
       setTimeout(() => {
         logger.error(`Shutdown did not finish within ${timeoutMs} ms; exiting`);
+        flushLogLines();
         process.exit(1);
       }, timeoutMs).unref();
       shutDownGracefully(app, timeoutMs).then(
@@ -71,10 +73,13 @@ function closeOnSignals(app: NestFastifyApplication, logger: Logger, timeoutMs: 
             else logger.log(line);
           }
           logger.log('Shutdown complete');
-          // Exit once the log is written and nothing else holds the process; at the latest in 100 ms.
+          // Every line still held by the logger's asynchronous destination is written now; then exit
+          // once nothing else holds the process, at the latest in 100 ms.
+          flushLogLines();
           setTimeout(() => process.exit(0), 100).unref();
         },
         (error: unknown) => {
+          flushLogLines();
           console.error(`Shutdown failed: ${(error as Error).message}`);
           process.exit(1);
         },
@@ -109,12 +114,17 @@ function addressInUse(error: unknown): string | undefined {
   return `port ${port} on ${address} is already in use: stop what listens there, or set PORT (and HOST) to a free one`;
 }
 
+// A fatal error (an exception nothing caught) ends the process: the lines the logger still holds are
+// written first, before Node prints the error.
+process.on('uncaughtExceptionMonitor', flushLogLines);
+
 bootstrap().catch((error: unknown) => {
   // One line for the operator: what is wrong, never a stack trace or a secret.
   const reason =
     error instanceof ConfigError
       ? error.message
       : `Start-up failed: ${addressInUse(error) ?? (error as Error).message}`;
+  flushLogLines();
   console.error(reason);
   // Let the logger drain what it buffered (the retries that led here); force the exit if something lingers.
   process.exitCode = 1;

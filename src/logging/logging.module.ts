@@ -15,15 +15,35 @@ export function traceFields(): Record<string, string> {
 /** DI token of the process's one pino logger (`pino.Logger`). */
 export const PINO_LOGGER = Symbol('PINO_LOGGER');
 
+/**
+ * Where JSON lines go: stdout through pino's asynchronous destination, which gathers lines into
+ * writes of 4 KiB (one `write` a line took ~15 % of a read's CPU) and writes what it holds at least
+ * every `LOG_FLUSH_MS`. A line may so be written up to that much later, never lost on a clean exit:
+ * `flushLogLines()` on shutdown and on a fatal error (`main.ts`), and pino itself on `exit`.
+ */
+const LOG_FLUSH_MS = 250;
+const destinations = new Set<pino.DestinationStream & { flushSync(): void }>();
+
+/** Writes every line the loggers still hold, synchronously: before the process exits. */
+export function flushLogLines(): void {
+  for (const destination of destinations) {
+    try {
+      destination.flushSync();
+    } catch {
+      // stdout closed (EPIPE), or the stream not open yet: nothing more can be written there.
+    }
+  }
+}
+
 /** JSON lines in production, pretty ones otherwise; the Authorization header redacted wherever it appears. */
 export function createPinoLogger(config: AppConfig): Logger {
-  return pino({
+  const pretty = config.log.format === 'pretty';
+  const options: pino.LoggerOptions = {
     level: config.log.level,
-    transport:
-      config.log.format === 'pretty'
-        ? // Colours on a terminal only: a log written to a file or a pipe stays plain text.
-          { target: 'pino-pretty', options: { singleLine: true, colorize: Boolean(process.stdout.isTTY) } }
-        : undefined,
+    transport: pretty
+      ? // Colours on a terminal only: a log written to a file or a pipe stays plain text.
+        { target: 'pino-pretty', options: { singleLine: true, colorize: Boolean(process.stdout.isTTY) } }
+      : undefined,
     // While a span is active (tracing on), every line says which trace and span it belongs to.
     mixin: traceFields,
     // Belt and braces: no line logs headers at all.
@@ -31,7 +51,11 @@ export function createPinoLogger(config: AppConfig): Logger {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
       censor: '[redacted]',
     },
-  });
+  };
+  if (pretty) return pino(options);
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+  destinations.add(destination);
+  return pino(options, destination);
 }
 
 /**

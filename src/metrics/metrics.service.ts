@@ -12,19 +12,27 @@ export class MetricsService {
 
   /**
    * The request series by route, method and status, each looked up once, so a request does not
-   * build and validate a label object (a series still hashes its labels on each `inc`/`observe`,
-   * inside prom-client). Nested maps, not one map keyed by a string joined per request: the route
-   * and method strings are the same objects each time, so their hashes are kept, and a request
-   * allocates nothing here. Bounded: Node accepts only known methods, and routes are templates.
+   * build and validate a label object. Nested maps, not one map keyed by a string joined per
+   * request: the route and method strings are the same objects each time, so their hashes are kept.
+   * Bounded: Node accepts only known methods, and routes are templates.
    */
   private readonly requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  /** Every series, for the scrape. */
+  private readonly allSeries: RequestSeries[] = [];
 
   constructor(readonly registry: Registry) {
+    const allSeries = this.allSeries;
     this.httpRequests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route template and status',
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
+      // A request adds one to a number of its series (no label object, no hash of its labels: one
+      // `inc` did both); the counter reads them at each scrape.
+      collect() {
+        this.reset();
+        for (const series of allSeries) this.inc(series.labels, series.count);
+      },
     });
     this.httpDuration = new Histogram({
       name: 'http_request_duration_seconds',
@@ -45,15 +53,17 @@ export class MetricsService {
     let series = byStatus.get(status);
     if (series === undefined) {
       const labels = { method, route, status: String(status) };
-      series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      series = { labels, count: 0, duration: this.httpDuration.labels(labels) };
       byStatus.set(status, series);
+      this.allSeries.push(series);
     }
-    series.count.inc();
+    series.count++;
     series.duration.observe(seconds);
   }
 }
 
 interface RequestSeries {
-  count: Counter.Internal;
-  duration: Histogram.Internal<'method' | 'route' | 'status'>;
+  readonly labels: Record<'method' | 'route' | 'status', string>;
+  count: number;
+  readonly duration: Histogram.Internal<'method' | 'route' | 'status'>;
 }

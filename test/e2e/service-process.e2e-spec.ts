@@ -125,6 +125,26 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
       expect(service.output()).not.toContain('wrong-secret-token');
     });
 
+    it('should write the line of every request answered before a SIGTERM sent right after them', async () => {
+      service = await startService(env());
+      // More lines than the logger gathers into one write (4 KiB), so some are still held at the signal.
+      const ids = Array.from({ length: 120 }, (_, index) => `before-sigterm-${index}`);
+      const answers = await Promise.all(
+        ids.map((id, index) =>
+          request(`${service!.url}/plants`, {
+            body: { id: index + 1, name: 'Logged' },
+            auth: 'Bearer process-token',
+            headers: { 'x-request-id': id },
+          }),
+        ),
+      );
+      expect(answers.map(({ status }) => status)).toEqual(ids.map(() => 200));
+      expect(await service.stop('SIGTERM')).toBe(0);
+      const logged = new Set(service.logs().map((line) => (line.req as { id?: string } | undefined)?.id));
+      expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+      expect(service.logs().map(({ msg }) => msg)).toContain('Shutdown complete');
+    });
+
     it('should say once at start-up what it runs with and where it listens, and when shutdown is complete', async () => {
       service = await startService(env({ HOST: '0.0.0.0', RATE_LIMIT_PER_MINUTE: '60' }));
       const port = new URL(service.url).port;

@@ -48,7 +48,8 @@ export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': by then everything it wrote to stdout and stderr has been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 20000);
     const onData = (chunk: Buffer) => {
