@@ -34,8 +34,8 @@ export default tseslint.config(
     },
   },
   {
-    // The benchmark and the scripts are plain CommonJS run by node: checked without type information.
-    files: ['bench/**/*.js', 'scripts/**/*.js'],
+    // The benchmark, the scripts and the schematics are plain CommonJS run by node: checked without type information.
+    files: ['bench/**/*.js', 'scripts/**/*.js', 'schematics/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

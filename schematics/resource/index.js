@@ -1,0 +1,192 @@
+/**
+ * The `resource` schematic: a create-once + get-by-id resource in the house's one pattern (int64 key
+ * chosen by the client, a `name` text field as the example), the way Nest's own `resource` schematic
+ * makes a CRUD skeleton: templates under `files/`, the module registered by code. It also registers
+ * the feature's migrations, and formats what it wrote with the project's Prettier settings.
+ *
+ * `npm run generate:resource -- <name>` runs it through the Nest CLI and then refreshes openapi.json
+ * (`scripts/generate-resource.js`). `scripts/check-generator.sh` proves in CI that what it makes
+ * builds, lints and passes its tests on both stores.
+ */
+const { apply, applyTemplates, chain, mergeWith, SchematicsException, url } = require('@angular-devkit/schematics');
+const pluralize = require('pluralize');
+const ts = require('typescript');
+
+const NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
+/** The names of one resource, every way the templates spell them. */
+function namesOf(options) {
+  const name = String(options.name ?? '')
+    .trim()
+    .replace(/^\/+|\/+$/g, '');
+  if (!NAME.test(name)) {
+    throw new SchematicsException(
+      `The resource name "${name}" must be lower case words joined by "-", starting with a letter (e.g. "garden-beds")`,
+    );
+  }
+  const singular =
+    options.singular ??
+    name
+      .split('-')
+      .slice(0, -1)
+      .concat(pluralize.singular(name.split('-').pop()))
+      .join('-');
+  if (!NAME.test(singular)) throw new SchematicsException(`The singular "${singular}" must be spelled like the name`);
+  const words = (kebab) => kebab.split('-');
+  const pascal = (kebab) =>
+    words(kebab)
+      .map((w) => w[0].toUpperCase() + w.slice(1))
+      .join('');
+  const camel = (kebab) => pascal(kebab)[0].toLowerCase() + pascal(kebab).slice(1);
+  const spoken = words(singular).join(' ');
+  return {
+    name, // garden-beds: folder, route, tag, migration prefix
+    singular, // garden-bed: the files of one item
+    Plural: pascal(name), // GardenBeds: module, controller, service, repository
+    Singular: pascal(singular), // GardenBed: domain type, DTOs
+    plural: camel(name), // gardenBeds
+    single: camel(singular), // gardenBed
+    table: words(name).join('_'), // garden_beds
+    CONSTANT: words(name).join('_').toUpperCase(), // GARDEN_BEDS
+    spoken, // garden bed
+    spokenPlural: words(name).join(' '), // garden beds
+    a: /^[aeiou]/.test(spoken) ? 'an' : 'a',
+  };
+}
+
+function today() {
+  return new Date().toISOString().slice(0, 10);
+}
+
+/** The schematic's entry point (collection.json). */
+function main(options) {
+  const names = namesOf(options);
+  const sourceRoot = (options.sourceRoot ?? 'src').replace(/\/+$/, '');
+  const date = options.date ?? today();
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new SchematicsException(`The date "${date}" is not YYYY-MM-DD`);
+  const values = { ...names, date, sourceRoot, skipImport: options.skipImport === true, changed: [] };
+  return (tree) => {
+    const folder = `${sourceRoot}/${names.name}`;
+    if (tree.getDir(folder).subfiles.length > 0 || tree.getDir(folder).subdirs.length > 0) {
+      throw new SchematicsException(`${folder} already exists: choose another name, or remove it first`);
+    }
+    const written = [];
+    const templates = apply(url('./files'), [
+      applyTemplates(values),
+      (source) => {
+        source.visit((path) => written.push(path));
+        return source;
+      },
+    ]);
+    return chain([
+      mergeWith(templates),
+      values.skipImport ? () => undefined : register(values),
+      formatted(written, values),
+      (_tree, context) => {
+        context.logger.info(
+          `The ${names.name} resource: ${folder} and its tests` +
+            (values.skipImport
+              ? ''
+              : ', registered in app.module.ts and app.migrations.ts (and its tag in the document)') +
+            '. Then refresh openapi.json: `npm run openapi` (npm run generate:resource does it).',
+        );
+      },
+    ]);
+  };
+}
+
+/** The two registration points of the composition root, edited by code: the module and its migrations. */
+function register(values) {
+  return (tree) => {
+    const root = values.sourceRoot;
+    addToArray(tree, `${root}/app.module.ts`, {
+      isTarget: (node) =>
+        ts.isPropertyAssignment(node) &&
+        node.name.getText() === 'imports' &&
+        ts.isArrayLiteralExpression(node.initializer),
+      what: 'the `imports` array of AppModule',
+      element: `${values.Plural}Module`,
+      importLine: `import { ${values.Plural}Module } from './${values.name}/${values.name}.module';`,
+    });
+    declareTag(tree, `${root}/openapi/openapi-document.ts`, values);
+    addToArray(tree, `${root}/app.migrations.ts`, {
+      isTarget: (node) =>
+        ts.isVariableDeclaration(node) &&
+        node.name.getText() === 'APP_MIGRATIONS' &&
+        node.initializer !== undefined &&
+        ts.isArrayLiteralExpression(node.initializer),
+      what: 'the APP_MIGRATIONS array',
+      element: `...${values.CONSTANT}_MIGRATIONS`,
+      importLine: `import { ${values.CONSTANT}_MIGRATIONS } from './${values.name}/persistence/${values.name}.migrations';`,
+    });
+  };
+}
+
+/** Appends `element` to the one array `isTarget` finds in `path`, and `importLine` after the last import. */
+function addToArray(tree, path, { isTarget, what, element, importLine }) {
+  const text = tree.readText(path);
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const found = [];
+  const visit = (node) => {
+    if (isTarget(node)) found.push(node);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (found.length !== 1) {
+    throw new SchematicsException(`Found ${found.length} places for ${what} in ${path}, expected exactly one`);
+  }
+  const array = found[0].initializer;
+  const elements = array.elements;
+  const close = array.getEnd() - 1; // the `]`
+  const insertion = elements.length === 0 ? element : elements.hasTrailingComma ? `${element},` : `, ${element}`;
+  const imports = source.statements.filter(ts.isImportDeclaration);
+  const afterImports = imports.length === 0 ? 0 : imports[imports.length - 1].getEnd();
+  const recorder = tree.beginUpdate(path);
+  recorder.insertLeft(afterImports, `${afterImports === 0 ? '' : '\n'}${importLine}${afterImports === 0 ? '\n' : ''}`);
+  recorder.insertLeft(close, insertion);
+  tree.commitUpdate(recorder);
+}
+
+/**
+ * The resource's tag among the document's declared tags (the `.addTag(…)` calls of the document
+ * builder), after the last one: the OpenAPI linters want every operation's tag declared. A tree
+ * whose document declares no tags is left as it is.
+ */
+function declareTag(tree, path, values) {
+  if (!tree.exists(path)) return;
+  const source = ts.createSourceFile(path, tree.readText(path), ts.ScriptTarget.Latest, true);
+  let last;
+  const visit = (node) => {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === 'addTag' &&
+      (last === undefined || node.getEnd() > last.getEnd())
+    ) {
+      last = node;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (last === undefined) return;
+  const what = values.spokenPlural[0].toUpperCase() + values.spokenPlural.slice(1);
+  const recorder = tree.beginUpdate(path);
+  recorder.insertLeft(last.getEnd(), `\n.addTag('${values.name}', '${what}: create one, read one by its id.')`);
+  tree.commitUpdate(recorder);
+  values.changed.push(path);
+}
+
+/** Formats every file this schematic wrote or changed with the project's Prettier settings. */
+function formatted(written, values) {
+  return async (tree) => {
+    const prettier = require('prettier');
+    const paths = [...written, ...values.changed];
+    if (!values.skipImport) paths.push(`${values.sourceRoot}/app.module.ts`, `${values.sourceRoot}/app.migrations.ts`);
+    for (const path of paths) {
+      const config = (await prettier.resolveConfig(`${process.cwd()}/${path.replace(/^\/+/, '')}`)) ?? {};
+      tree.overwrite(path, await prettier.format(tree.readText(path), { ...config, filepath: path }));
+    }
+  };
+}
+
+module.exports = { main, namesOf };

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The generator can't rot: in a scratch copy of this working tree (tracked and untracked files, no
+# node_modules, no dist), `npm run generate:resource` makes a scratch resource (which builds and
+# refreshes openapi.json); ESLint and Prettier check what it wrote, the OpenAPI linters the refreshed
+# document; then its own tests run on both stores (unit, repository, e2e), with the test that reads
+# every resource (the live document equal to openapi.json, every operation documented as served).
+# The copy is removed at the end, pass or fail; the tests drop the PostgreSQL schemas they make.
+#
+# node_modules is not copied (568 MiB): the scratch one holds a symlink to each entry of this one,
+# except `plant-store-schematics`, which points at the scratch copy's schematics/, as npm links it.
+#
+# Needs TEST_DATABASE_URL (set by .ci/run): both stores, never one. Usage: bash scripts/check-generator.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+if [ ! -f package.json ] || [ ! -f schematics/collection.json ]; then
+  echo "check-generator: run it from the repository (scripts/check-generator.sh)" >&2
+  exit 1
+fi
+name=${GENERATOR_CHECK_NAME:-scratch-probes}
+
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  echo "check-generator: TEST_DATABASE_URL is not set; the scratch resource must be tested on both stores" >&2
+  exit 1
+fi
+if [ -e "src/$name" ]; then
+  echo "check-generator: src/$name exists here; set GENERATOR_CHECK_NAME to another name" >&2
+  exit 1
+fi
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/plant-store-generator-XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM
+started=$SECONDS
+
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -z --cached --others --exclude-standard | grep -zv '^node_modules/' |
+    tar --null --ignore-failed-read -cf - -T - | tar -xf - -C "$scratch"
+else
+  tar --exclude=./node_modules --exclude=./dist --exclude=./coverage --exclude=./test-output -cf - . | tar -xf - -C "$scratch"
+fi
+mkdir "$scratch/node_modules"
+for entry in node_modules/* node_modules/.bin; do
+  [ "$entry" = node_modules/plant-store-schematics ] || ln -s "$root/$entry" "$scratch/$entry"
+done
+ln -s ../schematics "$scratch/node_modules/plant-store-schematics"
+
+cd "$scratch"
+npm run generate:resource -- "$name"
+if ! grep -q "${name}.module" src/app.module.ts || ! grep -q "/${name}/persistence/" src/app.migrations.ts; then
+  echo "check-generator: the resource was not registered in src/app.module.ts and src/app.migrations.ts" >&2
+  exit 1
+fi
+generated=$(find "src/$name" "test/$name-repository.spec.ts" "test/$name.examples.ts" "test/e2e/$name.e2e-spec.ts" -name '*.ts' | sort)
+echo "check-generator: generated $(echo "$generated" | wc -l) files, $(cat $generated | wc -l) lines; built at $((SECONDS - started)) s"
+
+npx eslint $generated src/app.module.ts src/app.migrations.ts
+npx prettier --check $generated src/app.module.ts src/app.migrations.ts
+# The refreshed document, with the resource in it, against the OpenAPI linters of `npm run lint`.
+if [ -f scripts/lint-openapi.js ]; then npm exec -- node scripts/lint-openapi.js; fi
+echo "check-generator: linted at $((SECONDS - started)) s"
+# The resource's own tests, and the document's (every operation documented as served, with its
+# failures; the live document equal to the refreshed openapi.json).
+# Jest caches in the copy, so its entries for these paths go with it.
+npx jest --runInBand --cacheDirectory "$scratch/.jest-cache" "src/$name/" "test/$name-repository.spec.ts" "test/e2e/$name.e2e-spec.ts" test/e2e/openapi.e2e-spec.ts
+echo "check-generator: passed in $((SECONDS - started)) s"
