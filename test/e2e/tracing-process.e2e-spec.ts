@@ -62,11 +62,11 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     expect(receiver.received[0].traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     expect(receiver.received[0].tracestate).toBeUndefined();
     expect(receiver.received[0].baggage).toBeUndefined();
+
+    // Spans leave in batches, log lines within 250 ms; SIGTERM flushes what is left of both before the exit.
+    expect(await service.stop('SIGTERM')).toBe(0);
     // Logs carry the trace while a span is active.
     expect(service.logs().some((line) => line.trace_id === traceId && typeof line.span_id === 'string')).toBe(true);
-
-    // Spans leave in batches; SIGTERM flushes what is left before the exit.
-    expect(await service.stop('SIGTERM')).toBe(0);
     service = undefined;
     const inTrace = collector.spans.filter((span) => span.traceId === traceId);
     const names = inTrace.map((span) => span.name);
