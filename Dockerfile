@@ -8,6 +8,9 @@ ARG NODE_IMAGE=node:26-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# The resource generator's collection (a linked dev dependency): nest-cli.json names it, and the Nest CLI
+# resolves it even to build.
+COPY schematics ./schematics
 RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts/check-node.js ./scripts/
