@@ -119,12 +119,14 @@ async function round({ start, stop, freshStore, token }, index) {
     const before = cpuNs(child.pid).all;
     const alone = await readAtRate(url, token, READ_RATE, READ_SECONDS);
     const readCpuUs = (cpuNs(child.pid).all - before) / 1000 / alone.reads;
-    const under = async (addresses) =>
+    const readsUnder = async (addresses) =>
       (await Promise.all([readAtRate(url, token, READ_RATE, READ_SECONDS), failElsewhere(url, addresses)]))[0];
     // The control first in every other round, so neither load always meets the warmer service.
-    const withOne = index % 2 === 0 ? await under('one') : undefined;
-    const withStrangers = await under('distinct');
-    return { alone, withStrangers, withOneAddress: withOne ?? (await under('one')), readCpuUs };
+    const under = {};
+    for (const addresses of index % 2 === 0 ? ['one', 'distinct'] : ['distinct', 'one']) {
+      under[addresses] = await readsUnder(addresses);
+    }
+    return { alone, withStrangers: under.distinct, withOneAddress: under.one, readCpuUs };
   });
   const cpuPerFailure = async (from) =>
     withServer(async ({ url, child }) => {
