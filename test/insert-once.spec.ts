@@ -28,7 +28,7 @@ function createIn(database: Database, id: bigint, name: string) {
   );
 }
 
-describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database) => {
+describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen) => {
   const queries = () => plantQueries(database().kysely);
   const create = (id: bigint, name: string) => createIn(database(), id, name);
   const names = async (id: bigint) =>
@@ -38,6 +38,16 @@ describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database) => {
     await expect(create(9007199254740993n, 'Monstera')).resolves.toEqual({ created: true });
     await expect(create(9007199254740993n, 'Monstera')).resolves.toEqual({ created: false });
     expect(await names(9007199254740993n)).toEqual(['Monstera']);
+  });
+
+  it('should keep what it stored across a restart of the store (reopen), and answer it as a replay there', async () => {
+    await expect(create(-(2n ** 63n), 'Fern')).resolves.toEqual({ created: true });
+    const before = database();
+    await reopen();
+    expect(database()).not.toBe(before);
+    expect(await names(-(2n ** 63n))).toEqual(['Fern']);
+    await expect(create(-(2n ** 63n), 'Fern')).resolves.toEqual({ created: false });
+    await expect(create(-(2n ** 63n), 'Ivy')).rejects.toThrow(ResourceConflictError);
   });
 
   it('should refuse other content for a stored key with ResourceConflictError, and change nothing', async () => {
