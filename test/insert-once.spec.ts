@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { RawBuilder, sql } from 'kysely';
 import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
 import { Database } from '../src/database/database';
-import { insertOnce } from '../src/database/insert-once';
+import { CreatedEventsPort, insertOnce } from '../src/database/insert-once';
+import { StatementAddition } from '../src/database/statement-addition';
+import { Transaction } from '../src/database/transaction';
 import { BUSY_WAIT_MS, SqliteDatabase } from '../src/database/sqlite-database';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
@@ -17,7 +20,7 @@ import { describeOnEachDatabase } from './support/stores';
  * creates of one key store it once.
  */
 /** A plant created through `insertOnce` (the rule under test), over plants' table. */
-function createIn(database: Database, id: bigint, name: string) {
+function createIn(database: Database, id: bigint, name: string, events?: CreatedEventsPort<string>) {
   const queries = plantQueries(database.kysely);
   return insertOnce(
     database,
@@ -25,7 +28,30 @@ function createIn(database: Database, id: bigint, name: string) {
     { insert: queries.insert({ id, name, tag: null }), stored: queries.byId({ id }) },
     (stored) => stored.name === name && stored.tag === null,
     `A plant with id ${id} already exists with a different name or tag`,
+    events === undefined ? undefined : { events, created: name, key: id },
   );
+}
+
+/**
+ * A port that records what it is asked (SQLite: `created` in the transaction, `committed` after;
+ * PostgreSQL: `createdInStatement`, whose statement reads the inserted key and whose outcome comes back).
+ */
+class RecordingEvents implements CreatedEventsPort<string> {
+  readonly calls: unknown[][] = [];
+  created(_transaction: Transaction, rows: readonly string[]): void {
+    this.calls.push(['created', ...rows]);
+  }
+  committed(): void {
+    this.calls.push(['committed']);
+  }
+  createdInStatement(inserted: RawBuilder<unknown>, rows: readonly string[]): StatementAddition {
+    this.calls.push(['createdInStatement', ...rows]);
+    return {
+      ctes: sql`, seen AS (SELECT id FROM ${inserted})`,
+      outcome: sql`(SELECT id::text FROM seen)`,
+      committed: (outcome) => this.calls.push(['committed', outcome]),
+    };
+  }
 }
 
 describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen) => {
@@ -48,6 +74,42 @@ describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen)
     expect(await names(-(2n ** 63n))).toEqual(['Fern']);
     await expect(create(-(2n ** 63n), 'Fern')).resolves.toEqual({ created: false });
     await expect(create(-(2n ** 63n), 'Ivy')).rejects.toThrow(ResourceConflictError);
+  });
+
+  it('should publish through the events port once, in the transaction that stored the row, never for a replay or a 409', async () => {
+    const events = new RecordingEvents();
+    await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', events)).resolves.toEqual({ created: true });
+    await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', events)).resolves.toEqual({ created: false });
+    await expect(createIn(database(), 2n ** 63n - 1n, 'Ivy', events)).rejects.toThrow(ResourceConflictError);
+    expect(events.calls).toEqual(
+      database().choose({
+        sqlite: () => [['created', 'Fern'], ['committed']],
+        // The port's statement ran after the insert, over the inserted key; its outcome came back after COMMIT.
+        postgres: () => [
+          ['createdInStatement', 'Fern'],
+          ['committed', '9223372036854775807'],
+        ],
+      }),
+    );
+  });
+
+  it('should store nothing when the events port fails, and let its error through', async () => {
+    const failing = new RecordingEvents();
+    failing.created = () => {
+      throw new Error('the outbox failed');
+    };
+    failing.createdInStatement = () => ({
+      ctes: sql`, broken AS (SELECT 1 / 0)`,
+      outcome: sql`(SELECT * FROM broken)`,
+      committed: () => undefined,
+    });
+    await expect(createIn(database(), 8n, 'Fern', failing)).rejects.toThrow(
+      database().choose({
+        sqlite: () => 'SQLite failed to store a plant',
+        postgres: () => 'PostgreSQL failed to store a plant',
+      }),
+    );
+    expect(await names(8n)).toEqual([]);
   });
 
   it('should refuse other content for a stored key with ResourceConflictError, and change nothing', async () => {
