@@ -63,7 +63,10 @@ echo "check-generator: linted at $((SECONDS - started)) s"
 # The resource's own tests, and the document's (every operation documented as served, with its
 # failures; the live document equal to the refreshed openapi.json).
 # Jest caches in the copy, so its entries for these paths go with it.
-npx jest --runInBand --cacheDirectory "$scratch/.jest-cache" "src/$name/" "test/$name-repository.spec.ts" "test/e2e/$name.e2e-spec.ts" test/e2e/openapi.e2e-spec.ts
+# With them, the other tests that read every resource: the migration registry, the typed client
+# generated from openapi.json, the document's paths.
+npx jest --runInBand --cacheDirectory "$scratch/.jest-cache" "src/$name/" "test/$name-repository.spec.ts" "test/e2e/$name.e2e-spec.ts" \
+  test/e2e/openapi.e2e-spec.ts test/migrations.spec.ts test/e2e/typed-client.e2e-spec.ts test/e2e/shared-kernel.e2e-spec.ts
 # Its one line to publish events, turned on: it builds, the document declares the webhook and its
 # event type, and still lints and equals the live one.
 sed -i 's/{ enabled: false }/{ enabled: true }/' "src/$name/$name.module.ts"
