@@ -3,7 +3,8 @@
 # node_modules, no dist), `npm run generate:resource` makes a scratch resource (which builds and
 # refreshes openapi.json); ESLint and Prettier check what it wrote, the OpenAPI linters the refreshed
 # document; then its own tests run on both stores (unit, repository, e2e), with the test that reads
-# every resource (the live document equal to openapi.json, every operation documented as served).
+# every resource (the live document equal to openapi.json, every operation documented as served);
+# then its one line to publish events is turned on, and the document checked again.
 # The copy is removed at the end, pass or fail; the tests drop the PostgreSQL schemas they make.
 #
 # node_modules is not copied (568 MiB): the scratch one holds a symlink to each entry of this one,
@@ -62,5 +63,24 @@ echo "check-generator: linted at $((SECONDS - started)) s"
 # The resource's own tests, and the document's (every operation documented as served, with its
 # failures; the live document equal to the refreshed openapi.json).
 # Jest caches in the copy, so its entries for these paths go with it.
-npx jest --runInBand --cacheDirectory "$scratch/.jest-cache" "src/$name/" "test/$name-repository.spec.ts" "test/e2e/$name.e2e-spec.ts" test/e2e/openapi.e2e-spec.ts
+# With them, the other tests that read every resource: the migration registry, the typed client
+# generated from openapi.json, the document's paths.
+npx jest --runInBand --cacheDirectory "$scratch/.jest-cache" "src/$name/" "test/$name-repository.spec.ts" "test/e2e/$name.e2e-spec.ts" \
+  test/e2e/openapi.e2e-spec.ts test/migrations.spec.ts test/e2e/typed-client.e2e-spec.ts test/e2e/shared-kernel.e2e-spec.ts
+# Its one line to publish events, turned on: it builds, the document declares the webhook and its
+# event type, and still lints and equals the live one.
+sed -i 's/{ enabled: false }/{ enabled: true }/' "src/$name/$name.module.ts"
+if ! grep -q '{ enabled: true }' "src/$name/$name.module.ts"; then
+  echo "check-generator: src/$name/$name.module.ts has no \`publishes(…, { enabled: false })\` line to turn on" >&2
+  exit 1
+fi
+npm run openapi
+npm exec -- node -e '
+  const webhooks = Object.values(require("./openapi.json").webhooks ?? {});
+  if (webhooks.length !== 2 || !/Event type `[a-z0-9-]+\.created`/.test(webhooks[1].post.description)) {
+    console.error("check-generator: with events on, the document should declare the resource'"'"'s webhook beside newPlant");
+    process.exit(1);
+  }'
+if [ -f scripts/lint-openapi.js ]; then npm exec -- node scripts/lint-openapi.js; fi
+npx jest --runInBand --cacheDirectory "$scratch/.jest-cache" test/e2e/openapi.e2e-spec.ts
 echo "check-generator: passed in $((SECONDS - started)) s"

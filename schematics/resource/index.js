@@ -48,6 +48,7 @@ function namesOf(options) {
     single: camel(singular), // gardenBed
     table: words(name).join('_'), // garden_beds
     CONSTANT: words(name).join('_').toUpperCase(), // GARDEN_BEDS
+    SINGULAR_CONSTANT: words(singular).join('_').toUpperCase(), // GARDEN_BED
     spoken, // garden bed
     spokenPlural: words(name).join(' '), // garden beds
     a: /^[aeiou]/.test(spoken) ? 'an' : 'a',
@@ -99,13 +100,19 @@ function main(options) {
 function register(values) {
   return (tree) => {
     const root = values.sourceRoot;
+    if (!/\bconst webhooks = WebhooksModule\.forRoot\(/.test(tree.readText(`${root}/app.module.ts`))) {
+      throw new SchematicsException(
+        `${root}/app.module.ts has no \`const webhooks = WebhooksModule.forRoot()\` to hand the resource's module`,
+      );
+    }
     addToArray(tree, `${root}/app.module.ts`, {
       isTarget: (node) =>
         ts.isPropertyAssignment(node) &&
         node.name.getText() === 'imports' &&
         ts.isArrayLiteralExpression(node.initializer),
       what: 'the `imports` array of AppModule',
-      element: `${values.Plural}Module`,
+      // `webhooks`: AppModule's WebhooksModule, the publisher its events port may bind to (as plants').
+      element: `${values.Plural}Module.register(webhooks)`,
       importLine: `import { ${values.Plural}Module } from './${values.name}/${values.name}.module';`,
     });
     declareTag(tree, `${root}/openapi/openapi-document.ts`, values);

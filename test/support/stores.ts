@@ -13,49 +13,80 @@ export interface TestPoolOptions {
   queryTimeoutMs: number;
 }
 
+/** The open store of the current test (a function, called in the test), and how to restart it. */
+export interface FreshDatabase {
+  (): SqliteDatabase | PostgresDatabase;
+  /**
+   * Closes the store and opens it again on the same file or schema, migrations and all, as a
+   * restart of the service would: what was committed must be there, through the new store.
+   * Everything built on the old store (a repository) must be built again from `database()`.
+   */
+  reopen(): Promise<void>;
+}
+
 /**
  * A fresh migrated store for each test of the enclosing `describe`: a real SQLite file in a temporary
  * folder, or (`postgres`) a fresh PostgreSQL schema, closed and removed after the test. Returns the
- * open store.
+ * open store, and `reopen()`.
  */
 export function useFreshDatabase(
   postgres: boolean,
   migrations: readonly Migration[],
   pool: TestPoolOptions = { poolMax: 10, queryTimeoutMs: 30_000 },
-): () => SqliteDatabase | PostgresDatabase {
-  let database: SqliteDatabase | PostgresDatabase;
+): FreshDatabase {
+  let database: SqliteDatabase | PostgresDatabase | undefined;
+  let open: () => SqliteDatabase | PostgresDatabase;
   let dispose: () => Promise<void>;
 
   beforeEach(async () => {
     if (postgres) {
       const schema: TestSchema = await createTestSchema();
-      database = new PostgresDatabase({ url: schema.url, connectAttempts: 1, ...pool }, migrations);
+      open = () => new PostgresDatabase({ url: schema.url, connectAttempts: 1, ...pool }, migrations);
       dispose = () => schema.drop();
     } else {
       const dir = mkdtempSync(join(tmpdir(), 'plant-store-'));
-      database = new SqliteDatabase(join(dir, 'store.db'), migrations);
+      open = () => new SqliteDatabase(join(dir, 'store.db'), migrations);
       dispose = async () => rmSync(dir, { recursive: true, force: true });
     }
+    database = open();
     await database.onModuleInit();
   });
   afterEach(async () => {
-    await database.onApplicationShutdown();
+    await database?.onApplicationShutdown();
+    database = undefined;
     await dispose();
   });
 
-  return () => database;
+  const current = () => {
+    if (database === undefined) throw new Error('The store is not open: use it inside a test, not while reopening');
+    return database;
+  };
+  return Object.assign(current, {
+    reopen: async () => {
+      const closing = current();
+      database = undefined;
+      await closing.onApplicationShutdown();
+      const reopened = open();
+      await reopened.onModuleInit();
+      database = reopened;
+    },
+  });
 }
 
 /**
  * A repository suite written once and run on each store, over a fresh database per test
  * (`useFreshDatabase`): a real SQLite file, and (when TEST_DATABASE_URL is set) a fresh PostgreSQL
  * schema, each migrated with `migrations`. `database()` is the open store: give it (and
- * `database().kysely`) to the repository under test, as DatabaseModule does.
+ * `database().kysely`) to the repository under test, as DatabaseModule does. `reopen()` restarts it
+ * on the same file or schema (build the repository again afterwards), to show that data survives.
  */
 export function describeOnEachDatabase(
   title: string,
   migrations: readonly Migration[],
-  suite: (database: () => Database) => void,
+  suite: (database: () => Database, reopen: () => Promise<void>) => void,
 ): void {
-  describeOnEachStore(title, (postgres) => suite(useFreshDatabase(postgres, migrations)));
+  describeOnEachStore(title, (postgres) => {
+    const database = useFreshDatabase(postgres, migrations);
+    suite(database, () => database.reopen());
+  });
 }

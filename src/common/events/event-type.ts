@@ -39,10 +39,15 @@ export abstract class EventPublisher {
 }
 
 /**
- * The one line a feature's module adds to publish `type`: its port, bound to the publisher's writer.
- * The module imports the publisher's module (plants: `PlantsModule.register(webhooks)`).
+ * The one line a feature's module adds to publish `type`: its port, bound to the publisher's writer,
+ * which declares the type (endpoints may subscribe to it, the document's `webhooks` shows it). The
+ * module imports the publisher's module (plants: `PlantsModule.register(webhooks)`).
+ *
+ * `{ enabled: false }`: the port publishes nothing and the type is not declared (a generated resource
+ * starts so: turning it to `true` is its one line to publish).
  */
-export function publishes<Row extends object>(type: EventType<Row>): Provider {
+export function publishes<Row extends object>(type: EventType<Row>, options: { enabled?: boolean } = {}): Provider {
+  if (options.enabled === false) return publishesNothing(type.port);
   return {
     provide: type.port,
     inject: [EventPublisher],
@@ -50,8 +55,8 @@ export function publishes<Row extends object>(type: EventType<Row>): Provider {
   };
 }
 
-/** A port that publishes nothing: what commits with the rows is the rows alone. */
-class NoEvents extends CreatedEvents<never> {
+/** A port that publishes nothing: what commits with the rows is the rows alone (a repository's tests give it). */
+export class NoEvents<Row = never> extends CreatedEvents<Row> {
   created(): void {}
   committed(): void {}
   createdInStatement(): StatementAddition {

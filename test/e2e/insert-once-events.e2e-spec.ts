@@ -1,0 +1,186 @@
+import { Body, Controller, DynamicModule, HttpCode, Injectable, Module, Post } from '@nestjs/common';
+import { ApiSchema } from '@nestjs/swagger';
+import { Kysely } from 'kysely';
+import { CreatedEvents } from '../../src/common/events/created-events';
+import { eventBody } from '../../src/common/events/event-body';
+import { EventType, publishes } from '../../src/common/events/event-type';
+import { Int64Property } from '../../src/common/int64/int64-property.decorator';
+import { conflictMessage } from '../../src/common/resources/resource-name';
+import { TextProperty } from '../../src/common/text/text-property.decorator';
+import { Database } from '../../src/database/database';
+import { insertOnce } from '../../src/database/insert-once';
+import { Tables } from '../../src/database/tables';
+import { plantQueries } from '../../src/plants/persistence/sql-plants.repository';
+import { request, RequestOptions } from '../support/http';
+import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
+import { createTestApp, TestApp } from '../support/test-app';
+import { LOOPBACK_NETWORKS, WebhookReceiver } from '../support/webhook-receiver';
+
+const ADMIN = 'admin-token-0123456789abcdef';
+
+// A resource of this test only, shaped as the generator makes one (its events port, its EventType,
+// a repository on `insertOnce`, a module registered with the webhooks), with its one line turned
+// on: `publishes(SEEDLING_CREATED)`. It stores into plants' table, so it needs no migration.
+interface Seedling {
+  readonly id: bigint;
+  readonly name: string;
+}
+
+@ApiSchema({ name: 'TestNewSeedling' })
+class NewSeedlingDto {
+  @Int64Property()
+  id!: bigint;
+  @TextProperty({ max: 200 })
+  name!: string;
+}
+
+abstract class SeedlingEvents extends CreatedEvents<Seedling> {}
+
+const SEEDLING_CREATED: EventType<Seedling> = {
+  name: 'seedling.created',
+  port: SeedlingEvents,
+  key: (seedling) => seedling.id,
+  payload: eventBody,
+  webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', body: NewSeedlingDto },
+};
+
+@Injectable()
+class SeedlingsRepository {
+  constructor(
+    private readonly database: Database,
+    private readonly db: Kysely<Tables>,
+    private readonly events: SeedlingEvents,
+  ) {}
+
+  create(seedling: Seedling): Promise<{ readonly created: boolean }> {
+    const { id, name } = seedling;
+    const queries = plantQueries(this.db);
+    return insertOnce(
+      this.database,
+      'a seedling',
+      { insert: queries.insert({ id, name, tag: null }), stored: queries.byId({ id }) },
+      (stored) => stored.name === name && stored.tag === null,
+      conflictMessage('seedling', id),
+      { events: this.events, created: seedling, key: id },
+    );
+  }
+}
+
+@Controller('seedlings')
+class SeedlingsController {
+  constructor(private readonly seedlings: SeedlingsRepository) {}
+
+  @Post()
+  @HttpCode(204)
+  async create(@Body() seedling: NewSeedlingDto): Promise<void> {
+    await this.seedlings.create({ id: seedling.id, name: seedling.name });
+  }
+}
+
+@Module({})
+class SeedlingsModule {
+  static register(events: NonNullable<DynamicModule['imports']>[number]): DynamicModule {
+    return {
+      module: SeedlingsModule,
+      imports: [events],
+      controllers: [SeedlingsController],
+      providers: [SeedlingsRepository, publishes(SEEDLING_CREATED)],
+    };
+  }
+}
+
+describeOnEachStore('events of an insertOnce resource (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
+  let server: TestApp;
+  let schema: TestSchema | undefined;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeEach(async () => {
+    schema = postgres ? await createTestSchema() : undefined;
+    server = await createTestApp(
+      {
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+        ADMIN_TOKENS: ADMIN,
+        WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+      },
+      undefined,
+      [],
+      (webhooks) => [SeedlingsModule.register(webhooks)],
+    );
+  });
+
+  afterEach(async () => {
+    await server.destroy();
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
+    await schema?.drop();
+  });
+
+  const admin = (path: string, options: RequestOptions = {}) =>
+    request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${ADMIN}`, ...options });
+  const subscribe = async (extra: Record<string, unknown> = {}) => {
+    const receiver = new WebhookReceiver([]);
+    await receiver.start();
+    receivers.push(receiver);
+    const { status, body } = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: receiver.url, ...extra },
+    });
+    expect(status).toBe(201);
+    const endpoint = body as { id: string; secret: string; eventTypes: string[] };
+    receiver.trust(endpoint.secret);
+    return { receiver, endpoint };
+  };
+  const seedling = (body: string) => request(`${server.url}/seedlings`, { body });
+
+  it('should send one seedling.created per stored seedling to its subscribers, none for a replay or a 409', async () => {
+    const seedlings = await subscribe({ eventTypes: ['seedling.created'] });
+    const plain = await subscribe();
+    expect(plain.endpoint.eventTypes).toEqual(['plant.created']);
+
+    expect((await seedling('{"id":9223372036854775807,"name":"Sprout"}')).status).toBe(204);
+    expect((await seedling('{"id":9223372036854775807,"name":"Sprout"}')).status).toBe(204); // a replay
+    const conflict = await seedling('{"id":9223372036854775807,"name":"Other"}');
+    expect({ status: conflict.status, body: conflict.body }).toEqual({
+      status: 409,
+      body: { error: 409, message: conflictMessage('seedling', 9223372036854775807n) },
+    });
+    expect((await seedling('{"id":-9223372036854775808,"name":"Second"}')).status).toBe(204);
+    // A plant after them: the default endpoint's only event, and a mark that the outbox has moved on.
+    expect((await request(`${server.url}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
+
+    await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
+    await seedlings.receiver.waitFor(() => seedlings.receiver.accepted().length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // anything more would have come by now
+    expect(plain.receiver.received.map((delivery) => delivery.body)).toEqual(['{"id":1,"name":"Fern"}']);
+    expect(seedlings.receiver.received.map((delivery) => delivery.body).sort()).toEqual([
+      '{"id":-9223372036854775808,"name":"Second"}',
+      '{"id":9223372036854775807,"name":"Sprout"}',
+    ]);
+    expect(seedlings.receiver.received.every((delivery) => delivery.verifiedBy.length === 1)).toBe(true);
+    const log = await admin(`/webhooks/endpoints/${seedlings.endpoint.id}/deliveries`);
+    expect(log.text).toContain('"eventType":"seedling.created","payload":{"id":9223372036854775807,"name":"Sprout"}');
+  });
+
+  it('should declare seedling.created: subscribable, and a webhook of the document with its body', async () => {
+    const document = await request(`${server.url}/docs-json`, { method: 'GET', auth: false });
+    expect(Object.keys((document.body as { webhooks: object }).webhooks)).toEqual(['newPlant', 'newSeedling']);
+    const refused = await admin('/webhooks/endpoints', {
+      method: 'POST',
+      body: { url: 'http://127.0.0.1:9/x', eventTypes: ['seedlings.created'] },
+    });
+    expect(refused.body).toEqual({
+      error: 400,
+      message:
+        'eventTypes holds "seedlings.created", which is not an event type of this service (plant.created, seedling.created)',
+    });
+  });
+
+  it('should write no event when no endpoint subscribes to seedling.created', async () => {
+    const plain = await subscribe();
+    expect((await seedling('{"id":5,"name":"Alone"}')).status).toBe(204);
+    expect((await request(`${server.url}/plants`, { body: '{"id":6,"name":"Fern"}' })).status).toBe(200);
+    await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
+    const log = await admin(`/webhooks/endpoints/${plain.endpoint.id}/deliveries`);
+    expect(log.text).not.toContain('seedling');
+  });
+});
