@@ -50,6 +50,11 @@ describe('SqliteDatabase', () => {
     ).rejects.toThrow('SQLite failed to read a plant');
   });
 
+  it('should leave out the row locks of a query written for both stores: BEGIN IMMEDIATE holds the whole file', () => {
+    const query = database.kysely.selectFrom('plants').select('id').where('id', '=', 1n).forUpdate().skipLocked();
+    expect(query.compile().sql).toBe('select "id" from "plants" where "id" = ?');
+  });
+
   describe('transaction', () => {
     const insert = (id: bigint, name: string) =>
       database.kysely.insertInto('plants').values({ id, name, tag: null }).compile();

@@ -8,7 +8,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { inSpan, sampledSpanActive } from '../platform/trace-context';
 import { Database } from './database';
-import { migrationSqliteDialect, sharedSqliteDialect } from './kysely-sqlite';
+import { migrationSqliteDialect, sharedSqliteDialect, SqliteRowLocksPlugin } from './kysely-sqlite';
 import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
 import { DialectChoices } from './sql-dialect';
@@ -73,7 +73,10 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   ) {
     super();
     this.migrations = inNameOrder(migrations);
-    this.kysely = new Kysely<Tables>({ dialect: sharedSqliteDialect(() => this.connection) });
+    this.kysely = new Kysely<Tables>({
+      dialect: sharedSqliteDialect(() => this.connection),
+      plugins: [new SqliteRowLocksPlugin()],
+    });
   }
 
   /** The open connection; features prepare their statements on it. Every commit is fsynced. */

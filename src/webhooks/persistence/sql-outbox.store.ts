@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Kysely, RawBuilder, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { prepareQuery } from '../../database/prepared-query';
-import { StatementResult, Transaction } from '../../database/transaction';
+import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { NewMessage } from './deliveries';
 import { OutboxAddition, OutboxStore, RowMessage } from './outbox.store';
@@ -13,7 +13,7 @@ type WriteWith = (inserted: RawBuilder<unknown>, messages: readonly RowMessage[]
 
 /**
  * What changing which endpoints get events (creating one enabled, enabling one, the start-up's
- * reconcile, deleting one) takes first on PostgreSQL, in its transaction: SHARE on `webhook_messages`
+ * reconcile, deleting one) takes first on PostgreSQL, with its BEGIN: SHARE on `webhook_messages`
  * conflicts with the ROW EXCLUSIVE that every plants insert takes there at parse time (whether it
  * writes a message or not), before its snapshot. So the change waits for the inserts in flight (which
  * commit before it, and owe a new endpoint nothing), and the inserts after it wait for its commit and
@@ -21,7 +21,7 @@ type WriteWith = (inserted: RawBuilder<unknown>, messages: readonly RowMessage[]
  * endpoint's deliveries behind. Inserts never wait on one another for it (ROW EXCLUSIVE does not
  * conflict with itself).
  */
-export const OUTBOX_WRITES_DRAINED = 'LOCK TABLE webhook_messages IN SHARE MODE';
+export const OUTBOX_WRITES_DRAINED: TransactionOptions = { holdWritesTo: ['webhook_messages'] };
 
 /**
  * The outbox's write in whichever store `DatabaseModule` chose. The stores differ in how a batch is
