@@ -183,7 +183,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
    * A statement that fails with pg's "Query read timeout" once the server has held it for
    * `queryTimeoutMs`; on a pooled query the pool then closes that connection instead of lending it again.
    */
-  timedQuery<R extends QueryResultRow>(
+  private timedQuery<R extends QueryResultRow>(
     on: Pool | PoolClient,
     text: string,
     values: unknown[],

@@ -262,15 +262,9 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     work: (tx: Transaction) => T | Promise<T>,
     relaxed: boolean,
   ): Promise<T> {
-    if (this.taken) await this.take();
-    else this.taken = true;
+    const connection = relaxed ? this.relaxedConnection : this.connection;
+    await this.begin(connection, action);
     try {
-      const connection = relaxed ? this.relaxedConnection : this.connection;
-      try {
-        await retryWhileBusy(() => connection.exec('BEGIN IMMEDIATE'));
-      } catch (error) {
-        throw sqliteFailure(`SQLite failed to ${action}`, error);
-      }
       let result: T;
       try {
         const done = work(new SqliteTransaction(connection));
@@ -289,6 +283,26 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
       return result;
     } finally {
       this.give();
+    }
+  }
+
+  /**
+   * Takes the turn, then BEGIN IMMEDIATE. While another process holds the file, the turn is given back
+   * between tries (this process's statements go on meanwhile), every BUSY_RETRY_MS for up to
+   * BUSY_WAIT_MS; then a 503. Resolves holding the turn, with the transaction open.
+   */
+  private async begin(connection: BetterSqlite3.Database, action: string): Promise<void> {
+    for (let waited = 0; ; waited += BUSY_RETRY_MS) {
+      if (this.taken) await this.take();
+      else this.taken = true;
+      try {
+        connection.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        this.give();
+        if (!isBusy(error) || waited >= BUSY_WAIT_MS) throw sqliteFailure(`SQLite failed to ${action}`, error);
+      }
+      await sleep(BUSY_RETRY_MS);
     }
   }
 
