@@ -4,6 +4,15 @@ import {
   DatabaseConnection,
   DialectAdapter,
   Driver,
+  KyselyPlugin,
+  OperationNodeTransformer,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  SelectModifierNode,
+  SelectQueryNode,
+  UnknownRow,
   SqliteAdapter,
   SqliteDialect,
   SqliteDialectConfig,
@@ -70,4 +79,33 @@ export function migrationSqliteDialect(connection: BetterSqlite3.Database): Sqli
  */
 export function sharedSqliteDialect(connection: () => BetterSqlite3.Database): SqliteDialect {
   return new StoreSqliteDialect({ database: async () => connection() }, 'refused');
+}
+
+/** The row-locking clauses of a SELECT (`FOR UPDATE`, `SKIP LOCKED`…), which SQLite does not have. */
+const ROW_LOCKS = new Set(['ForUpdate', 'ForShare', 'ForKeyShare', 'ForNoKeyUpdate', 'NoWait', 'SkipLocked']);
+
+class WithoutRowLocks extends OperationNodeTransformer {
+  protected override transformSelectQuery(node: SelectQueryNode): SelectQueryNode {
+    const query = super.transformSelectQuery(node);
+    const kept = query.endModifiers?.filter(
+      (modifier: SelectModifierNode) => modifier.modifier === undefined || !ROW_LOCKS.has(modifier.modifier),
+    );
+    return { ...query, endModifiers: kept };
+  }
+}
+
+/**
+ * Leaves out the row locks of a query written once for both stores (`.forUpdate()`): SQLite has none,
+ * and needs none, as a transaction's BEGIN IMMEDIATE already holds the whole file against every writer.
+ */
+export class SqliteRowLocksPlugin implements KyselyPlugin {
+  private readonly transformer = new WithoutRowLocks();
+
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    return this.transformer.transformNode(node);
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
 }

@@ -41,7 +41,7 @@ export interface WebhookStores {
 export function webhookStores(database: Database, column = secretsColumn()): WebhookStores {
   return {
     endpoints: new SqlEndpointsStore(database, database.kysely, column),
-    outbox: new SqlOutboxStore(database, database.kysely),
+    outbox: new SqlOutboxStore(database.kysely),
     queue: new SqlDispatchQueue(database, database.kysely, column),
     log: new SqlDeliveryLog(database, database.kysely),
   };

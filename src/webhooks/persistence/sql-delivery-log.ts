@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, Kysely, RawBuilder, sql } from 'kysely';
+import { CompiledQuery, Kysely, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { retryWhileBusy } from '../../database/sqlite-database';
 import { StatementResult } from '../../database/transaction';
@@ -34,27 +34,6 @@ interface ViewRow {
 }
 
 /**
- * A time as a recover's cursor carries it between batches, exact: SQLite's Unix ms as they are,
- * PostgreSQL's `timestamptz` as its text (whole microseconds, which a float of ms would round).
- */
-interface TimeKey {
-  /** The time `expression` as the cursor holds it. */
-  of(expression: RawBuilder<unknown>): RawBuilder<string | number | bigint>;
-  /** A time the cursor holds, back in SQL to compare with a time column. */
-  time(key: string): RawBuilder<number>;
-}
-
-const SQLITE_KEY: TimeKey = {
-  of: (expression) => sql<bigint>`${expression}`,
-  time: (key) => sql<number>`${BigInt(key)}`,
-};
-
-const POSTGRES_KEY: TimeKey = {
-  of: (expression) => sql<string>`(${expression})::text`,
-  time: (key) => sql<number>`${key}::timestamptz`,
-};
-
-/**
  * The delivery log in whichever store `DatabaseModule` chose, written once: the admin API's reads,
  * resends and recoveries, on the durable connection (they are answered to a client). Times through
  * the store's clock (`StoreClock`). A write that finds the SQLite file locked by another process is
@@ -63,17 +42,12 @@ const POSTGRES_KEY: TimeKey = {
 @Injectable()
 export class SqlDeliveryLog implements DeliveryLog {
   private readonly clock: StoreClock;
-  /** PostgreSQL locks rows; SQLite's writers take turns on the whole file. */
-  private readonly locksRows: boolean;
-  private readonly key: TimeKey;
 
   constructor(
     private readonly database: Database,
     private readonly db: Kysely<Tables>,
   ) {
     this.clock = storeClock(database);
-    this.locksRows = database.choose({ sqlite: () => false, postgres: () => true });
-    this.key = database.choose({ sqlite: () => SQLITE_KEY, postgres: () => POSTGRES_KEY });
   }
 
   async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
@@ -145,18 +119,18 @@ export class SqlDeliveryLog implements DeliveryLog {
     limit: number,
     from?: RecoverCursor,
   ): Promise<RecoveredBatch> {
-    const { clock, key } = this;
+    const { clock } = this;
     const { rows } = await this.database.execute(
       'find failed webhook deliveries to recover',
       this.db
         .selectFrom('webhook_deliveries')
-        .select(['id', key.of(sql.ref('created_at')).as('created_key'), key.of(clock.now()).as('started_key')])
+        .select(['id', clock.key(sql.ref('created_at')).as('created_key'), clock.key(clock.now()).as('started_key')])
         .where('endpoint_id', '=', endpointId)
         .where('status', '=', sql.lit('failed'))
         .where('created_at', '>=', clock.at(sinceMs))
         .$if(untilMs !== undefined, (q) => q.where('created_at', '<', clock.at(untilMs!)))
         .$if(from !== undefined, (q) =>
-          q.where(sql<boolean>`(created_at, id) > (${key.time(from!.createdAt)}, ${BigInt(from!.seq)})`),
+          q.where(sql<boolean>`(created_at, id) > (${clock.fromKey(from!.createdAt)}, ${BigInt(from!.seq)})`),
         )
         .orderBy('created_at')
         .orderBy('id')
@@ -176,14 +150,15 @@ export class SqlDeliveryLog implements DeliveryLog {
           // The whole schedule again; `attempts` stays the total, as the attempt log shows it.
           schedule_from: sql<number>`attempts`,
         })
-        // Its endpoint's row locked before any delivery (PostgreSQL), the order of every transaction
-        // that writes both (the dispatcher's record, a delete): none waits on another in a circle.
+        // Its endpoint's row locked before any delivery (PostgreSQL; SQLite's writers take turns on
+        // the whole file), the order of every transaction that writes both (the dispatcher's record, a
+        // delete): none waits on another in a circle.
         .where('endpoint_id', '=', (eb) =>
           eb
             .selectFrom('webhook_endpoints')
             .select('webhook_endpoints.id')
             .where('webhook_endpoints.id', '=', endpointId)
-            .$if(this.locksRows, (q) => q.forUpdate()),
+            .forUpdate(),
         )
         .where(
           'id',
@@ -193,7 +168,7 @@ export class SqlDeliveryLog implements DeliveryLog {
         // Checked again on the rows as they are now: brought back meanwhile (and failed again since
         // this recover began) is left alone.
         .where('status', '=', sql.lit('failed'))
-        .where((eb) => eb.or([eb('finished_at', 'is', null), eb('finished_at', '<=', key.time(startedAt))]))
+        .where((eb) => eb.or([eb('finished_at', 'is', null), eb('finished_at', '<=', clock.fromKey(startedAt))]))
         .compile(),
     );
     const last = rows[rows.length - 1];

@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, Kysely, RawBuilder, sql } from 'kysely';
+import { Kysely, RawBuilder, sql } from 'kysely';
 import { Database } from '../../database/database';
-import { PostgresDatabase, PostgresTransaction } from '../../database/postgres-database';
-import { retryWhileBusy, SqliteDatabase } from '../../database/sqlite-database';
-import { sqliteFailure } from '../../database/sqlite-errors';
-import { StatementResult } from '../../database/transaction';
+import { isUniqueViolation } from '../../database/driver-errors';
+import { Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { DEFAULT_EVENT_TYPES, Endpoint, EndpointChanges, NewEndpoint, SigningSecret } from '../endpoints/endpoint';
 import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../endpoints/endpoints.store';
 import { SecretsKeyError } from './secrets-cipher';
-import { OUTBOX_WRITES_DRAINED } from './sql-outbox.store';
 import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
+import { OUTBOX_WRITES_DRAINED } from './sql-outbox.store';
+import { StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
 
 interface EndpointRow {
@@ -26,82 +25,50 @@ interface EndpointRow {
 }
 
 /**
- * A unit of work inside one transaction, written once for both stores: it yields each compiled
- * statement and receives its result (or has the driver's error thrown in at the `yield`). SQLite
- * runs it synchronously from BEGIN IMMEDIATE to COMMIT, so nothing else of this process comes
- * between its statements; PostgreSQL runs it on one pooled connection.
+ * Every change to the set of endpoints (a create, the reconcile, the reseal) takes it: instances
+ * starting or creating together take turns (PostgreSQL; SQLite's BEGIN IMMEDIATE already does).
  */
-type Work<T> = Generator<CompiledQuery<unknown>, T, StatementResult<unknown>>;
-
-/** One statement of a `Work`: `const { rows } = yield* run(query)`. */
-function* run<Row>(
-  query: CompiledQuery<Row>,
-): Generator<CompiledQuery<unknown>, StatementResult<Row>, StatementResult<unknown>> {
-  return (yield query) as StatementResult<Row>;
-}
-
-/** What the two stores do differently, and only that: each written in its own named method below. */
-interface EndpointsDialect {
-  /** The time of a write: Unix milliseconds on SQLite (one instance, one clock), the server's clock on PostgreSQL. */
-  now(): RawBuilder<number>;
-  /** A time column in Unix milliseconds. */
-  millis(column: 'created_at' | 'updated_at'): RawBuilder<number>;
-  /** Whether `SELECT … FOR UPDATE` locks rows (PostgreSQL); SQLite's BEGIN IMMEDIATE locks the whole file. */
-  readonly locksRows: boolean;
-  isUniqueViolation(error: unknown): boolean;
-  /**
-   * Runs `work` in one transaction. `lockEndpoints`: also take the lock that every change to the set
-   * of endpoints takes (a create, the reconcile, the reseal), so instances take turns. `drainOutbox`:
-   * first wait for the outbox writes in flight and hold back new ones until this commits
-   * (`OUTBOX_WRITES_DRAINED`, PostgreSQL), for a change to which endpoints get new events. Driver
-   * errors become the port's (`StorageError`, …) saying it failed to `action`; the endpoint errors and
-   * a `SecretsKeyError` pass as they are.
-   */
-  transaction<T>(action: string, work: () => Work<T>, lockEndpoints: boolean, drainOutbox?: boolean): Promise<T>;
-}
-
-/** PostgreSQL: taken by every change to the set of endpoints; instances starting or creating together take turns. */
-const ENDPOINTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))";
-const PG_UNIQUE_VIOLATION = '23505';
+const LOCKED: TransactionOptions = { locks: ['plant-store:webhook-endpoints'] };
+/**
+ * A change to which endpoints get events (enabling one, subscribing it to more, deleting one) first
+ * waits for the outbox writes in flight and holds back new ones until it commits: no create misses an
+ * endpoint enabled before it, and none leaves a delivery for a deleted one.
+ */
+const DRAINED = OUTBOX_WRITES_DRAINED;
+const LOCKED_AND_DRAINED: TransactionOptions = { ...LOCKED, ...DRAINED };
 
 /**
  * The webhook endpoints, in whichever store `DatabaseModule` chose, every query written once with
- * the typed query builder. What truly differs (times, row locks, the unique-violation code, how a
- * transaction runs) is the `EndpointsDialect` of each store (`sqliteDialect`, `postgresDialect`).
+ * the typed query builder and every change one `Database.transaction`. Times go through the store's
+ * clock (`StoreClock`); row locks (`forUpdate`) are PostgreSQL's, SQLite's BEGIN IMMEDIATE holding
+ * the whole file instead.
  *
- * SQLite: every change is one BEGIN IMMEDIATE transaction, committed (and fsynced) before it is
- * answered, tried again off the event loop while another process holds the file. PostgreSQL: shared
- * by every instance; times from the server's clock; the cap on API endpoints and the reconcile are
- * settled under one advisory lock.
+ * SQLite: every change is committed (and fsynced) before it is answered, tried again off the event
+ * loop while another process holds the file. PostgreSQL: shared by every instance; times from the
+ * server's clock; the cap on API endpoints and the reconcile are settled under one advisory lock.
  */
 @Injectable()
 export class SqlEndpointsStore extends EndpointsStore {
-  private readonly dialect: EndpointsDialect;
-  private readonly db: Kysely<Tables>;
+  private readonly clock: StoreClock;
 
   constructor(
     private readonly database: Database,
-    db: Kysely<Tables>,
+    private readonly db: Kysely<Tables>,
     private readonly secretsColumn: SecretsColumn,
   ) {
     super();
-    this.db = db;
-    this.dialect = database.choose({
-      sqlite: (store) => sqliteDialect(store),
-      postgres: (store) => postgresDialect(store),
-    });
+    this.clock = storeClock(database);
   }
 
   create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint> {
     const secrets = this.secretsColumn.write([{ secret: endpoint.secret }], endpoint.id);
-    const { db, dialect } = this;
-    const columns = this.columns();
+    const { db, clock } = this;
     // Under the endpoints' lock (PostgreSQL) or BEGIN IMMEDIATE (SQLite), the count and the insert are
-    // one step for every instance.
-    return this.dialect.transaction(
+    // one step for every instance. An enabled endpoint gets the events of every create that commits after it.
+    return this.database.transaction(
       'store an endpoint',
-      function* () {
-        const { rows } = yield* run(
+      async (tx) => {
+        const { rows } = await tx.execute(
           db
             .selectFrom('webhook_endpoints')
             .select((eb) => eb.fn.countAll<number | bigint | string>().as('count'))
@@ -109,9 +76,9 @@ export class SqlEndpointsStore extends EndpointsStore {
             .compile(),
         );
         if (Number(rows[0].count) >= maxApiEndpoints) throw new EndpointLimitError(maxApiEndpoints);
-        const now = dialect.now();
+        const now = clock.now();
         try {
-          const inserted = yield* run(
+          const inserted = await tx.execute(
             db
               .insertInto('webhook_endpoints')
               .values({
@@ -125,17 +92,16 @@ export class SqlEndpointsStore extends EndpointsStore {
                 created_at: now,
                 updated_at: now,
               })
-              .returning(columns)
+              .returning(this.columns())
               .compile(),
           );
           return toEndpoint(inserted.rows[0]);
         } catch (error) {
-          if (dialect.isUniqueViolation(error)) throw new EndpointUrlTakenError(endpoint.url);
+          if (isUniqueViolation(error)) throw new EndpointUrlTakenError(endpoint.url);
           throw error;
         }
       },
-      true,
-      !endpoint.disabled, // an enabled endpoint gets the events of every create that commits after this
+      endpoint.disabled ? LOCKED : LOCKED_AND_DRAINED,
     );
   }
 
@@ -166,7 +132,7 @@ export class SqlEndpointsStore extends EndpointsStore {
         ...(description === undefined ? {} : { description }),
         ...(disabled === undefined ? {} : { disabled: flag(disabled) }),
         ...(eventTypes === undefined ? {} : { event_types: JSON.stringify(eventTypes) }),
-        updated_at: this.dialect.now(),
+        updated_at: this.clock.now(),
         // A re-enabled endpoint starts afresh: no reason, no backoff, no failures or signals counted.
         ...(disabled === false
           ? {
@@ -184,28 +150,25 @@ export class SqlEndpointsStore extends EndpointsStore {
       .where('id', '=', id)
       .returning(this.columns())
       .compile();
-    const { dialect } = this;
-    return this.dialect.transaction(
+    return this.database.transaction(
       'update an endpoint',
-      function* () {
+      async (tx) => {
         try {
-          const { rows } = yield* run(query);
+          const { rows } = await tx.execute(query);
           return rows.length === 0 ? undefined : toEndpoint(rows[0]);
         } catch (error) {
-          if (url !== undefined && dialect.isUniqueViolation(error)) throw new EndpointUrlTakenError(url);
+          if (url !== undefined && isUniqueViolation(error)) throw new EndpointUrlTakenError(url);
           throw error;
         }
       },
-      false,
       // Enabling it, or subscribing it to more: the creates that commit after this owe it their events.
-      disabled === false || eventTypes !== undefined,
+      disabled === false || eventTypes !== undefined ? DRAINED : {},
     );
   }
 
   delete(id: string): Promise<boolean> {
-    const remove = () => this.remove(id);
     // Drained first, so no create in flight adds a delivery for it after its deliveries are deleted.
-    return this.dialect.transaction('delete an endpoint', remove, false, true);
+    return this.database.transaction('delete an endpoint', (tx) => this.remove(tx, id), DRAINED);
   }
 
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
@@ -215,52 +178,38 @@ export class SqlEndpointsStore extends EndpointsStore {
   }
 
   updateSecrets(id: string, change: (secrets: readonly SigningSecret[]) => SigningSecret[]): Promise<boolean> {
-    const { db, dialect, secretsColumn } = this;
-    return this.dialect.transaction(
-      'rotate a secret',
-      function* () {
-        const { rows } = yield* run(
-          db
-            .selectFrom('webhook_endpoints')
-            .select('secrets')
-            .where('id', '=', id)
-            .$if(dialect.locksRows, (qb) => qb.forUpdate())
-            .compile(),
-        );
-        if (rows.length === 0) return false;
-        let current: SigningSecret[];
-        try {
-          current = secretsColumn.read(rows[0].secrets, id);
-        } catch (error) {
-          // A value that does not open in this row (altered, or copied from another) signs nothing: a
-          // rotation replaces it. One whose key is missing stays, for the operator to give the key.
-          if (!(error instanceof SecretsKeyError) || error.keyMissing) throw error;
-          current = [];
-        }
-        const secrets = secretsColumn.write(change(current), id);
-        yield* run(
-          db
-            .updateTable('webhook_endpoints')
-            .set({ secrets, updated_at: dialect.now() })
-            .where('id', '=', id)
-            .compile(),
-        );
-        return true;
-      },
-      false,
-    );
+    const { db, clock, secretsColumn } = this;
+    return this.database.transaction('rotate a secret', async (tx) => {
+      const { rows } = await tx.execute(
+        db.selectFrom('webhook_endpoints').select('secrets').where('id', '=', id).forUpdate().compile(),
+      );
+      if (rows.length === 0) return false;
+      let current: SigningSecret[];
+      try {
+        current = secretsColumn.read(rows[0].secrets, id);
+      } catch (error) {
+        // A value that does not open in this row (altered, or copied from another) signs nothing: a
+        // rotation replaces it. One whose key is missing stays, for the operator to give the key.
+        if (!(error instanceof SecretsKeyError) || error.keyMissing) throw error;
+        current = [];
+      }
+      const secrets = secretsColumn.write(change(current), id);
+      await tx.execute(
+        db.updateTable('webhook_endpoints').set({ secrets, updated_at: clock.now() }).where('id', '=', id).compile(),
+      );
+      return true;
+    });
   }
 
   reconcile(urls: readonly string[], newId: () => string): Promise<{ added: number; removed: number }> {
-    const { db, dialect } = this;
-    const remove = (id: string) => this.remove(id);
-    return this.dialect.transaction(
+    const { db, clock } = this;
+    return this.database.transaction(
       'reconcile the endpoints of WEBHOOK_URLS',
-      function* () {
+      async (tx) => {
         // Every row this may change or remove, locked first in id order (PostgreSQL), as the
         // dispatcher's record locks endpoints before their deliveries: the removals below then wait on
         // nothing that waits on them.
-        const { rows: known } = yield* run(
+        const { rows: known } = await tx.execute(
           db
             .selectFrom('webhook_endpoints')
             .select(['id', 'url', 'source'])
@@ -268,16 +217,16 @@ export class SqlEndpointsStore extends EndpointsStore {
               eb.or([eb('source', '=', 'config'), ...(urls.length === 0 ? [] : [eb('url', 'in', [...urls])])]),
             )
             .orderBy('id')
-            .$if(dialect.locksRows, (qb) => qb.forUpdate())
+            .forUpdate()
             .compile(),
         );
         let added = 0;
         for (const url of urls) {
           if (!known.some((row) => row.url === url)) added++;
-          const now = dialect.now();
+          const now = clock.now();
           // A config endpoint that stays keeps its `disabled` (an operator's pause, or the service's);
           // an api endpoint that the configuration now declares becomes config, enabled.
-          yield* run(
+          await tx.execute(
             db
               .insertInto('webhook_endpoints')
               .values({
@@ -314,29 +263,28 @@ export class SqlEndpointsStore extends EndpointsStore {
         let removed = 0;
         for (const row of known) {
           if (row.source !== 'config' || urls.includes(row.url)) continue;
-          if (yield* remove(row.id)) removed++;
+          if (await this.remove(tx, row.id)) removed++;
         }
         return { added, removed };
       },
-      true,
-      true, // it adds and enables endpoints, and removes others
+      LOCKED_AND_DRAINED, // it adds and enables endpoints, and removes others
     );
   }
 
   async reseal(): Promise<number> {
-    const { db, dialect, secretsColumn } = this;
-    const { changed, recorded } = await this.dialect.transaction(
+    const { db, secretsColumn } = this;
+    const { changed, recorded } = await this.database.transaction(
       'seal the endpoint secrets',
-      function* () {
+      async (tx) => {
         // Under the endpoints' lock: an instance starting at once sees the record once this one commits.
-        const { rows: record } = yield* run(db.selectFrom('webhook_secrets_resealed').select('id').compile());
+        const { rows: record } = await tx.execute(db.selectFrom('webhook_secrets_resealed').select('id').compile());
         const unbound = record.length === 0;
-        const { rows } = yield* run(
+        const { rows } = await tx.execute(
           db
             .selectFrom('webhook_endpoints')
             .select(['id', 'secrets'])
             .orderBy('id') // the order every transaction locks endpoints in
-            .$if(dialect.locksRows, (qb) => qb.forUpdate())
+            .forUpdate()
             .compile(),
         );
         let changed = 0;
@@ -344,13 +292,13 @@ export class SqlEndpointsStore extends EndpointsStore {
           const sealed = secretsColumn.resealed(secrets, id, unbound);
           if (sealed === undefined) continue;
           // The same secrets, stored anew: not a change anyone made, so `updated_at` stays.
-          yield* run(db.updateTable('webhook_endpoints').set({ secrets: sealed }).where('id', '=', id).compile());
+          await tx.execute(db.updateTable('webhook_endpoints').set({ secrets: sealed }).where('id', '=', id).compile());
           changed++;
         }
         // Every value bound to no endpoint is sealed for its row now (or left held back): from here on
         // such a value was written or copied in later, and never opens. Only with a key, which seals them.
         if (unbound && secretsColumn.seals) {
-          yield* run(
+          await tx.execute(
             db
               .insertInto('webhook_secrets_resealed')
               .values({ id: 1 })
@@ -360,7 +308,7 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
         return { changed, recorded: !unbound || secretsColumn.seals };
       },
-      true,
+      LOCKED,
     );
     if (recorded) secretsColumn.unboundClosed();
     return changed;
@@ -370,15 +318,13 @@ export class SqlEndpointsStore extends EndpointsStore {
    * Deletes an endpoint with its deliveries and their attempts; whether there was one. Its row is
    * locked first (PostgreSQL): endpoints before deliveries, as the dispatcher's record takes them.
    */
-  private *remove(id: string): Work<boolean> {
-    const { db, dialect } = this;
-    if (dialect.locksRows) {
-      yield* run(db.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().compile());
-    }
+  private async remove(tx: Transaction, id: string): Promise<boolean> {
+    const { db } = this;
+    await tx.execute(db.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().compile());
     const deliveries = db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
-    yield* run(db.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).compile());
-    yield* run(db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).compile());
-    const { affectedRows } = yield* run(db.deleteFrom('webhook_endpoints').where('id', '=', id).compile());
+    await tx.execute(db.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).compile());
+    await tx.execute(db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).compile());
+    const { affectedRows } = await tx.execute(db.deleteFrom('webhook_endpoints').where('id', '=', id).compile());
     return affectedRows === 1;
   }
 
@@ -391,8 +337,8 @@ export class SqlEndpointsStore extends EndpointsStore {
       'disabled',
       'disabled_reason',
       'source',
-      this.dialect.millis('created_at').as('created_at_ms'),
-      this.dialect.millis('updated_at').as('updated_at_ms'),
+      this.clock.ms('created_at').as('created_at_ms'),
+      this.clock.ms('updated_at').as('updated_at_ms'),
       'event_types',
     ] as const;
   }
@@ -401,96 +347,6 @@ export class SqlEndpointsStore extends EndpointsStore {
 /** A flag as both stores take it: SQL's TRUE and FALSE, which SQLite reads as 1 and 0. */
 function flag(value: boolean): RawBuilder<boolean> {
   return value ? sql<boolean>`true` : sql<boolean>`false`;
-}
-
-/** Errors that already say what went wrong, in the port's or the feature's terms. */
-function passes(error: unknown): boolean {
-  return (
-    error instanceof EndpointUrlTakenError || error instanceof EndpointLimitError || error instanceof SecretsKeyError
-  );
-}
-
-// SQLite ------------------------------------------------------------------------------------
-
-function sqliteDialect(store: SqliteDatabase): EndpointsDialect {
-  return {
-    now: () => sql<number>`${Date.now()}`,
-    millis: (column) => sql<number>`${sql.ref(column)}`,
-    locksRows: false,
-    isUniqueViolation: (error) => (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE',
-    // One BEGIN IMMEDIATE transaction, synchronously: every writer of the file takes turns, so the
-    // lock is the transaction itself. Tried again off the event loop while another process holds it.
-    transaction: <T>(action: string, work: () => Work<T>) =>
-      retryWhileBusy(() => {
-        try {
-          return store.transaction((transaction) => runSynchronously(work(), (query) => transaction.execute(query)));
-        } catch (error) {
-          if (passes(error)) throw error;
-          throw sqliteFailure(`SQLite failed to ${action}`, error);
-        }
-      }),
-  };
-}
-
-function runSynchronously<T>(work: Work<T>, execute: (query: CompiledQuery<unknown>) => StatementResult<unknown>): T {
-  let step = work.next();
-  while (!step.done) {
-    let result: StatementResult<unknown>;
-    try {
-      result = execute(step.value);
-    } catch (error) {
-      step = work.throw(error);
-      continue;
-    }
-    step = work.next(result);
-  }
-  return step.value;
-}
-
-// PostgreSQL --------------------------------------------------------------------------------
-
-function postgresDialect(store: PostgresDatabase): EndpointsDialect {
-  return {
-    // Typed as the builder takes a time (see webhooks.tables.ts): the server's clock, shared by every instance.
-    now: () => sql<number>`clock_timestamp()`,
-    millis: (column) => sql<number>`(extract(epoch FROM ${sql.ref(column)}) * 1000)::float8`,
-    locksRows: true,
-    isUniqueViolation: (error) => (error as { code?: string }).code === PG_UNIQUE_VIOLATION,
-    transaction: async <T>(action: string, work: () => Work<T>, lockEndpoints: boolean, drainOutbox = false) => {
-      try {
-        // The locks are sent with the BEGIN, in one round trip: the endpoints' first, as every
-        // transaction that takes both does.
-        return await store.transaction(
-          (client) => {
-            const transaction = new PostgresTransaction(store, client);
-            return runAsynchronously(work(), (query) => transaction.execute(query));
-          },
-          { begin: [...(lockEndpoints ? [ENDPOINTS_LOCK] : []), ...(drainOutbox ? [OUTBOX_WRITES_DRAINED] : [])] },
-        );
-      } catch (error) {
-        if (passes(error)) throw error;
-        throw store.translate(error, action);
-      }
-    },
-  };
-}
-
-async function runAsynchronously<T>(
-  work: Work<T>,
-  execute: (query: CompiledQuery<unknown>) => Promise<StatementResult<unknown>>,
-): Promise<T> {
-  let step = work.next();
-  while (!step.done) {
-    let result: StatementResult<unknown>;
-    try {
-      result = await execute(step.value);
-    } catch (error) {
-      step = work.throw(error);
-      continue;
-    }
-    step = work.next(result);
-  }
-  return step.value;
 }
 
 function toEndpoint(row: EndpointRow): Endpoint {

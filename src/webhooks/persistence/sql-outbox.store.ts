@@ -1,19 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { Kysely, RawBuilder, sql } from 'kysely';
-import { Database } from '../../database/database';
 import { prepareQuery } from '../../database/prepared-query';
-import { StatementResult, Transaction } from '../../database/transaction';
+import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { NewMessage } from './deliveries';
 import { OutboxAddition, OutboxStore, RowMessage } from './outbox.store';
 import './webhooks.tables';
 
-type Write = (transaction: Transaction, messages: () => readonly NewMessage[]) => number;
-type WriteWith = (inserted: RawBuilder<unknown>, messages: readonly RowMessage[]) => OutboxAddition;
-
 /**
  * What changing which endpoints get events (creating one enabled, enabling one, the start-up's
- * reconcile, deleting one) takes first on PostgreSQL, in its transaction: SHARE on `webhook_messages`
+ * reconcile, deleting one) takes first on PostgreSQL, with its BEGIN: SHARE on `webhook_messages`
  * conflicts with the ROW EXCLUSIVE that every plants insert takes there at parse time (whether it
  * writes a message or not), before its snapshot. So the change waits for the inserts in flight (which
  * commit before it, and owe a new endpoint nothing), and the inserts after it wait for its commit and
@@ -21,89 +17,56 @@ type WriteWith = (inserted: RawBuilder<unknown>, messages: readonly RowMessage[]
  * endpoint's deliveries behind. Inserts never wait on one another for it (ROW EXCLUSIVE does not
  * conflict with itself).
  */
-export const OUTBOX_WRITES_DRAINED = 'LOCK TABLE webhook_messages IN SHARE MODE';
+export const OUTBOX_WRITES_DRAINED: TransactionOptions = { holdWritesTo: ['webhook_messages'] };
 
 /**
- * The outbox's write in whichever store `DatabaseModule` chose. The stores differ in how a batch is
- * written, each in its named method:
+ * The outbox's write, in the way of each store (the port's two methods; the plants' repository calls
+ * the one of its store):
  *
- * - SQLite (`writeSqlite`): synchronously, inside the group commit's transaction, through its
- *   `execute` (compiled queries, each compiled once): the enabled endpoints, then per message its row
- *   and one delivery per endpoint. Times: Unix ms.
- * - PostgreSQL (`writeWithPostgres`): common table expressions of the plants' one insert statement,
- *   the enabled endpoints read inside it (`unnest` for the batch); times from the server's clock
- *   (the columns' defaults).
+ * - SQLite (`write`): synchronously, inside the group commit's transaction, through its `execute`
+ *   (compiled queries, each compiled once): the enabled endpoints, then per message its row and one
+ *   delivery per endpoint. Times: Unix ms.
+ * - PostgreSQL (`writeWith`): common table expressions of the plants' one insert statement, the
+ *   enabled endpoints read inside it (`unnest` for the batch); times from the server's clock (the
+ *   columns' defaults).
  */
 @Injectable()
 export class SqlOutboxStore implements OutboxStore {
-  readonly write: Write;
-  readonly writeWith: WriteWith;
+  private statements?: ReturnType<typeof sqliteStatements>;
 
-  constructor(database: Database, db: Kysely<Tables>) {
-    this.write = database.choose<Write>({
-      sqlite: () => this.writeSqlite(db),
-      postgres: () => () => {
-        throw new Error("OutboxStore.write is SQLite's: on PostgreSQL the outbox is part of the insert (writeWith)");
-      },
-    });
-    this.writeWith = database.choose<WriteWith>({
-      sqlite: () => () => {
-        throw new Error("OutboxStore.writeWith is PostgreSQL's: SQLite has no data-modifying CTEs (write)");
-      },
-      postgres: () => this.writeWithPostgres(),
-    });
-  }
+  constructor(private readonly db: Kysely<Tables>) {}
 
   /** SQLite's write: `execute` returns at once, so the whole write finishes inside the call. */
-  private writeSqlite(db: Kysely<Tables>): Write {
-    const enabled = prepareQuery<Record<string, never>, { id: string; event_types: string }>(() =>
-      db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('disabled', '=', sql.lit(false)).compile(),
-    );
-    const message = prepareQuery<
-      { id: string; eventType: string; payload: string; traceContext: string | null; now: number },
-      never
-    >(({ id, eventType, payload, traceContext, now }) =>
-      db
-        .insertInto('webhook_messages')
-        .values({ id, event_type: eventType, payload, trace_context: traceContext, created_at: now })
-        .compile(),
-    );
-    const delivery = prepareQuery<{ messageId: string; endpointId: string; now: number }, never>(
-      ({ messageId, endpointId, now }) =>
-        db
-          .insertInto('webhook_deliveries')
-          .values({ message_id: messageId, endpoint_id: endpointId, created_at: now, next_attempt_at: now })
-          .compile(),
-    );
-    return (transaction, messages) => {
-      const run = <Row>(query: Parameters<Transaction['execute']>[0]) =>
-        transaction.execute(query) as StatementResult<Row>;
-      const endpoints = run<{ id: string; event_types: string }>(enabled({})).rows;
-      if (endpoints.length === 0) return 0;
-      // Each endpoint gets the messages of the event types it subscribes to, and no other.
-      const subscribed = new Map<string, string[]>();
-      const subscribedTo = (eventType: string) => {
-        let ids = subscribed.get(eventType);
-        if (ids === undefined) {
-          ids = endpoints
-            .filter((endpoint) => (JSON.parse(endpoint.event_types) as string[]).includes(eventType))
-            .map((endpoint) => endpoint.id);
-          subscribed.set(eventType, ids);
-        }
-        return ids;
-      };
-      const now = Date.now();
-      let written = 0;
-      for (const { id, eventType, payload, traceContext } of messages()) {
-        const endpointIds = subscribedTo(eventType);
-        if (endpointIds.length === 0) continue;
-        run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));
-        for (const endpointId of endpointIds) {
-          written += run(delivery({ messageId: id, endpointId, now })).affectedRows;
-        }
+  write(transaction: Transaction, messages: () => readonly NewMessage[]): number {
+    // Compiled once, on the first write.
+    const { enabled, message, delivery } = (this.statements ??= sqliteStatements(this.db));
+    const run = <Row>(query: Parameters<Transaction['execute']>[0]) =>
+      transaction.execute(query) as StatementResult<Row>;
+    const endpoints = run<{ id: string; event_types: string }>(enabled({})).rows;
+    if (endpoints.length === 0) return 0;
+    // Each endpoint gets the messages of the event types it subscribes to, and no other.
+    const subscribed = new Map<string, string[]>();
+    const subscribedTo = (eventType: string) => {
+      let ids = subscribed.get(eventType);
+      if (ids === undefined) {
+        ids = endpoints
+          .filter((endpoint) => (JSON.parse(endpoint.event_types) as string[]).includes(eventType))
+          .map((endpoint) => endpoint.id);
+        subscribed.set(eventType, ids);
       }
-      return written;
+      return ids;
     };
+    const now = Date.now();
+    let written = 0;
+    for (const { id, eventType, payload, traceContext } of messages()) {
+      const endpointIds = subscribedTo(eventType);
+      if (endpointIds.length === 0) continue;
+      run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));
+      for (const endpointId of endpointIds) {
+        written += run(delivery({ messageId: id, endpointId, now })).affectedRows;
+      }
+    }
+    return written;
   }
 
   /**
@@ -115,8 +78,8 @@ export class SqlOutboxStore implements OutboxStore {
    * and holds back new ones until it commits, so a statement's snapshot, taken after its locks, sees
    * every endpoint enabled before it commits.
    */
-  private writeWithPostgres(): WriteWith {
-    return (inserted, messages) => ({
+  writeWith(inserted: RawBuilder<unknown>, messages: readonly RowMessage[]): OutboxAddition {
+    return {
       ctes: sql`,
         outbox_endpoints AS (SELECT id, event_types::jsonb AS event_types FROM webhook_endpoints WHERE NOT disabled),
         outbox_messages AS (
@@ -135,6 +98,30 @@ export class SqlOutboxStore implements OutboxStore {
           JOIN outbox_endpoints e ON e.event_types @> jsonb_build_array(m.event_type)
           RETURNING 1)`,
       deliveries: sql`(SELECT count(*) FROM outbox_deliveries)`,
-    });
+    };
   }
+}
+
+/** SQLite's statements of the write, each compiled once. */
+function sqliteStatements(db: Kysely<Tables>) {
+  const enabled = prepareQuery<Record<string, never>, { id: string; event_types: string }>(() =>
+    db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('disabled', '=', sql.lit(false)).compile(),
+  );
+  const message = prepareQuery<
+    { id: string; eventType: string; payload: string; traceContext: string | null; now: number },
+    never
+  >(({ id, eventType, payload, traceContext, now }) =>
+    db
+      .insertInto('webhook_messages')
+      .values({ id, event_type: eventType, payload, trace_context: traceContext, created_at: now })
+      .compile(),
+  );
+  const delivery = prepareQuery<{ messageId: string; endpointId: string; now: number }, never>(
+    ({ messageId, endpointId, now }) =>
+      db
+        .insertInto('webhook_deliveries')
+        .values({ message_id: messageId, endpoint_id: endpointId, created_at: now, next_attempt_at: now })
+        .compile(),
+  );
+  return { enabled, message, delivery };
 }

@@ -25,6 +25,13 @@ export interface StoreClock {
   at(ms: number): RawBuilder<number>;
   /** A time column (or expression) read as Unix ms: a bigint on SQLite, a float on PostgreSQL (`msOf` makes it a number). */
   ms(column: string | RawBuilder<unknown>): RawBuilder<number | bigint>;
+  /**
+   * A time column (or expression) as a cursor carries it between calls, exact: SQLite's Unix ms as they
+   * are, PostgreSQL's `timestamptz` as its text (whole microseconds, which a float of ms would round).
+   */
+  key(expression: RawBuilder<unknown>): RawBuilder<string | number | bigint>;
+  /** A time a cursor holds (`key`), back in SQL to compare with a time column. */
+  fromKey(key: string): RawBuilder<number>;
 }
 
 const SQLITE_CLOCK: StoreClock = {
@@ -36,6 +43,8 @@ const SQLITE_CLOCK: StoreClock = {
   },
   at: (ms) => sql.val(ms),
   ms: (column) => sql<number | bigint>`${typeof column === 'string' ? sql.ref(column) : column}`,
+  key: (expression) => sql<bigint>`${expression}`,
+  fromKey: (key) => sql<number>`${BigInt(key)}`,
 };
 
 const POSTGRES_CLOCK: StoreClock = {
@@ -47,6 +56,8 @@ const POSTGRES_CLOCK: StoreClock = {
   at: (ms) => sql<number>`to_timestamp(${ms}::float8 / 1000.0)`,
   ms: (column) =>
     sql<number>`(extract(epoch FROM ${typeof column === 'string' ? sql.ref(column) : column}) * 1000)::float8`,
+  key: (expression) => sql<string>`(${expression})::text`,
+  fromKey: (key) => sql<number>`${key}::timestamptz`,
 };
 
 /** The clock of the store `dialect` speaks. */
