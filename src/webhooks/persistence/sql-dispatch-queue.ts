@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { PoolClient } from 'pg';
@@ -15,7 +15,6 @@ import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
 import { Backlog, ClaimedDelivery, DeliveryStatus, EndpointRef, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './dispatch-queue';
-import { SecretsKeyError } from './secrets-cipher';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
@@ -48,12 +47,6 @@ function leaseClock(): number {
  * themselves commit with the plants, durably.
  */
 const ASYNCHRONOUS_COMMIT = ['SET LOCAL synchronous_commit TO off'];
-/**
- * How long an endpoint whose stored secrets no configured key opens is left out of the claims, and
- * so how often it is logged: its deliveries wait, pending and uncounted, and the others flow.
- */
-const UNREADABLE_SECRETS_RETRY_MS = 60_000;
-
 /** PostgreSQL's claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
 const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))"];
 
@@ -77,11 +70,8 @@ const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hasht
  */
 @Injectable()
 export class SqlDispatchQueue implements DispatchQueue {
-  private readonly logger = new Logger('Webhooks');
   private readonly clock: StoreClock;
   private readonly queue: DialectQueue;
-  /** Endpoints whose stored secrets no configured key opens, and until when claims leave them out. */
-  private readonly unreadable = new Map<string, number>();
 
   constructor(
     database: Database,
@@ -233,36 +223,6 @@ export class SqlDispatchQueue implements DispatchQueue {
     };
   }
 
-  /**
-   * The endpoint's secrets; undefined when no configured key opens them (a key left out of
-   * WEBHOOK_SECRETS_KEY, an altered row). Then the endpoint is left out of the claims for a while
-   * and said once (its id, never a secret): one such row must not stop every other endpoint.
-   */
-  private secretsOf(endpointId: string, column: string): readonly SigningSecret[] | undefined {
-    try {
-      const secrets = this.secretsColumn.read(column, endpointId);
-      if (this.unreadable.size > 0) this.unreadable.delete(endpointId);
-      return secrets;
-    } catch (error) {
-      if (!(error instanceof SecretsKeyError)) throw error;
-      this.unreadable.set(endpointId, Date.now() + UNREADABLE_SECRETS_RETRY_MS);
-      this.logger.error(
-        `Cannot sign for webhook endpoint ${endpointId}: ${error.message}. Its deliveries stay pending, ` +
-          `unsent and uncounted, until ${error.keyMissing ? 'WEBHOOK_SECRETS_KEY holds the key again' : 'its secret opens, or is rotated with a new one'} ` +
-          '(tried again every minute); other endpoints are not held up',
-      );
-      return undefined;
-    }
-  }
-
-  /** The endpoints the claims leave out now: their secrets did not open within the last interval. */
-  private unreadableNow(): string[] {
-    if (this.unreadable.size === 0) return [];
-    const now = Date.now();
-    for (const [id, until] of this.unreadable) if (until <= now) this.unreadable.delete(id);
-    return [...this.unreadable.keys()];
-  }
-
   // SQLite ------------------------------------------------------------------------------------
 
   private sqliteQueue(store: SqliteDatabase): DialectQueue {
@@ -308,7 +268,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     const now = Date.now();
     const leaseNow = leaseClock();
     const picked: { row: SqliteDueRow; endpoint: SqliteCandidate; secrets: readonly SigningSecret[] }[] = [];
-    const unreadable = this.unreadableNow();
+    const unreadable = this.secretsColumn.heldBack();
     for (const endpoint of run(s.candidates({ now }))) {
       if (unreadable.includes(endpoint.id)) continue;
       // Its cap across instances: the one the dispatch policy gave it (a throttled endpoint's probe), or the configured one.
@@ -318,7 +278,7 @@ export class SqlDispatchQueue implements DispatchQueue {
       const due = run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }));
       if (due.length === 0) continue;
       // Read before anything is leased: an endpoint that cannot be signed for leaves its rows as they are.
-      const secrets = this.secretsOf(endpoint.id, endpoint.secrets);
+      const secrets = this.secretsColumn.forSigning(endpoint.secrets, endpoint.id);
       if (secrets === undefined) continue;
       for (const row of due) picked.push({ row, endpoint, secrets });
     }
@@ -456,13 +416,14 @@ export class SqlDispatchQueue implements DispatchQueue {
     const token = randomUUID();
     const { rows } = await store.executeOn(
       client,
-      s.claim({ limit, leaseMs, token, endpointCap, unreadable: this.unreadableNow() }),
+      s.claim({ limit, leaseMs, token, endpointCap, unreadable: this.secretsColumn.heldBack() }),
     );
     const secrets = new Map<string, readonly SigningSecret[] | undefined>();
     const claimed: ClaimedDelivery[] = [];
     const unsigned: string[] = [];
     for (const row of rows) {
-      if (!secrets.has(row.endpoint_id)) secrets.set(row.endpoint_id, this.secretsOf(row.endpoint_id, row.secrets));
+      if (!secrets.has(row.endpoint_id))
+        secrets.set(row.endpoint_id, this.secretsColumn.forSigning(row.secrets, row.endpoint_id));
       const of = secrets.get(row.endpoint_id);
       if (of === undefined) unsigned.push(row.id);
       else claimed.push(this.claimed(row, of, token));
