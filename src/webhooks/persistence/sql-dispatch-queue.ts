@@ -72,6 +72,8 @@ const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hasht
 export class SqlDispatchQueue implements DispatchQueue {
   private readonly clock: StoreClock;
   private readonly queue: DialectQueue;
+  /** PostgreSQL locks rows; SQLite's writers take turns on the whole file. */
+  private readonly locksRows: boolean;
 
   constructor(
     database: Database,
@@ -79,6 +81,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     private readonly secretsColumn: SecretsColumn,
   ) {
     this.clock = storeClock(database);
+    this.locksRows = database.choose({ sqlite: () => false, postgres: () => true });
     this.queue = database.choose({
       sqlite: (store) => this.sqliteQueue(store),
       postgres: (store) => this.postgresQueue(store),
@@ -293,7 +296,10 @@ export class SqlDispatchQueue implements DispatchQueue {
     });
   }
 
-  /** SQLite's record, inside its transaction: each result on its own row, then each endpoint's health. */
+  /**
+   * SQLite's record, inside its transaction: the endpoints' health read (`healthQuery`), each result on
+   * its own row, then the endpoints' health from the results recorded (`healthChanges`).
+   */
   private recordSqlite(
     connection: BetterSqlite3.Database,
     s: SqliteStatements,
@@ -303,8 +309,10 @@ export class SqlDispatchQueue implements DispatchQueue {
   ): Recorded {
     const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query);
     const now = Date.now();
-    let recorded = 0;
-    const byEndpoint = new Map<string, RecordedResult['result'][]>();
+    const ids = endpointsOf(results);
+    if (ids.length === 0) return NOTHING_RECORDED;
+    const endpoints = run(this.healthQuery(ids, disableAfterMs)).rows;
+    const recorded = new Set<string>();
     for (const { delivery, result } of results) {
       const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
       const due = Number(delivery.dueAt);
@@ -317,57 +325,15 @@ export class SqlDispatchQueue implements DispatchQueue {
               ? s.finish({ ...key, due, status: 'failed', now })
               : s.release(key),
       ).affectedRows;
-      recorded += changed;
-      // Only what was recorded counts, for the endpoint's health too: a lease that ran out is another's now.
-      if (result.kind === 'released' || changed === 0) continue;
+      if (changed === 0) continue;
+      recorded.add(delivery.id);
+      if (result.kind === 'released') continue;
       const { atMs, responseStatus, error, durationMs } = result.attempt;
       run(s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }));
-      const ofEndpoint = byEndpoint.get(delivery.endpointId);
-      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
-      else ofEndpoint.push(result);
     }
-    const disabled: Recorded['disabled'][number][] = [];
-    const throttled: EndpointRef[] = [];
-    const recovered: EndpointRef[] = [];
-    for (const [id, endpointResults] of byEndpoint) {
-      const [row] = run(s.health({ id })).rows;
-      if (row === undefined) continue; // deleted meanwhile
-      const before = {
-        signals: Number(row.signals),
-        throttled: Number(row.throttled) === 1,
-        backoffs: Number(row.backoffs),
-      };
-      const change = endpointChange(before, endpointResults, retryScheduleMs);
-      if (change === undefined) continue;
-      run(
-        s.setHealth({
-          id,
-          now,
-          signals: change.signals,
-          throttled: change.throttled ? 1 : 0,
-          backoffs: change.backoffs,
-          cap: change.inFlightCap,
-          failing: change.failing ? 1 : 0,
-          keepPause: change.pause === 'keep' ? 1 : 0,
-          pausedUntil: typeof change.pause === 'object' ? now + change.pause.ms : null,
-        }),
-      );
-      const [disabledNow] =
-        change.disable === undefined
-          ? change.failing
-            ? run(s.disable({ id, now, cutoff: now - disableAfterMs, reason: disabledReason(disableAfterMs) })).rows
-            : []
-          : run(s.disable({ id, now, cutoff: null, reason: change.disable })).rows;
-      if (disabledNow !== undefined) {
-        run(s.failPending({ id, now }));
-        disabled.push({ ...disabledNow, why: change.disable === undefined ? 'failing' : 'gone' });
-      } else if (change.throttled && !before.throttled) {
-        throttled.push({ id, url: row.url });
-      } else if (!change.throttled && before.throttled) {
-        recovered.push({ id, url: row.url });
-      }
-    }
-    return { recorded, disabled, throttled, recovered };
+    const { writes, outcome } = this.healthChanges(endpoints, results, recorded, disableAfterMs, retryScheduleMs);
+    for (const write of writes) run(write);
+    return { recorded: recorded.size, ...outcome };
   }
 
   // PostgreSQL --------------------------------------------------------------------------------
@@ -433,11 +399,9 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   /**
-   * PostgreSQL's record: the endpoints of the results locked first, in id order (`health`), then the
-   * deliveries and their attempt rows in one `unnest` statement (each only while its lease is still
-   * this claim's), then the endpoints' health from the results recorded (`recordHealthPostgres`).
-   * Endpoints before deliveries, as every transaction that writes both takes them (a disable fails
-   * its endpoint's pending deliveries; a delete removes them): none waits on another in a circle.
+   * PostgreSQL's record: the endpoints of the results locked first, in id order (`healthQuery`), then
+   * the deliveries and their attempt rows in one `unnest` statement (each only while its lease is
+   * still this claim's), then the endpoints' health from the results recorded (`healthChanges`).
    */
   private async recordPostgres(
     store: PostgresDatabase,
@@ -448,9 +412,9 @@ export class SqlDispatchQueue implements DispatchQueue {
     retryScheduleMs: readonly number[],
   ): Promise<Recorded> {
     // Released results too: their deliveries are written as well.
-    const ids = [...new Set(results.map(({ delivery }) => delivery.endpointId))];
-    if (ids.length === 0) return { recorded: 0, disabled: [], throttled: [], recovered: [] };
-    const { rows: endpoints } = await store.executeOn(client, s.health({ ids, disableAfterMs }));
+    const ids = endpointsOf(results);
+    if (ids.length === 0) return NOTHING_RECORDED;
+    const { rows: endpoints } = await store.executeOn(client, this.healthQuery(ids, disableAfterMs));
     const attempted = (result: RecordedResult['result']) => (result.kind === 'released' ? undefined : result.attempt);
     const { rows } = await store.executeOn(
       client,
@@ -469,8 +433,55 @@ export class SqlDispatchQueue implements DispatchQueue {
         durations: results.map(({ result }) => attempted(result)?.durationMs ?? null),
       }),
     );
-    // Only what was recorded counts, for the endpoint's health too: a lease that ran out is another's now.
     const recorded = new Set(rows.map((row) => row.id));
+    const { writes, outcome } = this.healthChanges(endpoints, results, recorded, disableAfterMs, retryScheduleMs);
+    for (const write of writes) await store.executeOn(client, write);
+    return { recorded: recorded.size, ...outcome };
+  }
+
+  // Both stores ------------------------------------------------------------------------------
+
+  /**
+   * The health of the results' endpoints, in id order; on PostgreSQL locked (`FOR UPDATE`), so
+   * instances recording at once count every signal, and endpoints are locked before deliveries, as
+   * every transaction that writes both takes them: none waits on another in a circle.
+   */
+  private healthQuery(ids: readonly string[], disableAfterMs: number): CompiledQuery<HealthRow> {
+    return this.db
+      .selectFrom('webhook_endpoints')
+      .select([
+        'id',
+        'url',
+        'signals',
+        'throttled',
+        'backoffs',
+        'disabled',
+        sql<
+          boolean | bigint
+        >`coalesce(failing_since, ${this.clock.now()}) <= ${this.clock.fromNow(-disableAfterMs)}`.as('overdue'),
+        sql<boolean | bigint>`(failures = 0 AND failing_since IS NULL AND paused_until IS NULL
+                               AND in_flight_cap IS NULL)`.as('at_rest'),
+      ])
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .$if(this.locksRows, (q) => q.forUpdate())
+      .compile();
+  }
+
+  /**
+   * What the recorded results do to their endpoints (`endpointChange`, the dispatch policy), from their
+   * rows as read by `healthQuery`: the statements that write it back (none for an endpoint at rest that
+   * stays so, the common case), with the disabling it decided (410 Gone, or failing for
+   * `disableAfterMs`), and what the dispatcher is told. Only recorded results count: a lease that ran
+   * out is another's now, and so is what its result says about the endpoint.
+   */
+  private healthChanges(
+    rows: readonly HealthRow[],
+    results: readonly RecordedResult[],
+    recorded: ReadonlySet<string>,
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): { writes: CompiledQuery[]; outcome: Omit<Recorded, 'recorded'> } {
     const byEndpoint = new Map<string, RecordedResult['result'][]>();
     for (const { delivery, result } of results) {
       if (result.kind === 'released' || !recorded.has(delivery.id)) continue;
@@ -478,81 +489,100 @@ export class SqlDispatchQueue implements DispatchQueue {
       if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
       else ofEndpoint.push(result);
     }
-    if (byEndpoint.size === 0) return { recorded: rows.length, disabled: [], throttled: [], recovered: [] };
-    const health = await this.recordHealthPostgres(
-      store,
-      client,
-      s,
-      endpoints,
-      byEndpoint,
-      disableAfterMs,
-      retryScheduleMs,
-    );
-    return { recorded: rows.length, ...health };
-  }
-
-  /**
-   * The endpoints' health after their results: from their rows as locked (in id order, so instances
-   * recording at once count every signal), the dispatch policy's change, written back with the
-   * disabling it decided (410 Gone, or failing for `disableAfterMs`) in one `unnest` statement.
-   */
-  private async recordHealthPostgres(
-    store: PostgresDatabase,
-    client: PoolClient,
-    s: PostgresStatements,
-    rows: readonly PostgresHealthRow[],
-    byEndpoint: ReadonlyMap<string, readonly RecordedResult['result'][]>,
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Omit<Recorded, 'recorded'>> {
-    const changes: { row: PostgresHealthRow; change: EndpointChange; disable: string | null }[] = [];
-    const outcome: { disabled: Recorded['disabled'][number][]; throttled: EndpointRef[]; recovered: EndpointRef[] } = {
-      disabled: [],
-      throttled: [],
-      recovered: [],
+    const writes: CompiledQuery[] = [];
+    const outcome = {
+      disabled: [] as Recorded['disabled'][number][],
+      throttled: [] as EndpointRef[],
+      recovered: [] as EndpointRef[],
     };
     for (const row of rows) {
-      const change = endpointChange(row, byEndpoint.get(row.id) ?? [], retryScheduleMs);
+      const results = byEndpoint.get(row.id);
+      if (results === undefined) continue;
+      const before = { signals: Number(row.signals), throttled: flag(row.throttled), backoffs: Number(row.backoffs) };
+      const change = endpointChange(before, results, retryScheduleMs);
       if (change === undefined) continue;
-      const why = row.disabled
+      const why = flag(row.disabled)
         ? undefined
         : change.disable !== undefined
           ? 'gone'
-          : change.failing && row.overdue
+          : change.failing && flag(row.overdue)
             ? 'failing'
             : undefined;
-      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : null;
+      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : undefined;
       const unchanged =
-        row.at_rest &&
+        flag(row.at_rest) &&
         !change.failing &&
         change.pause === 'clear' &&
         change.inFlightCap === null &&
-        change.signals === row.signals &&
-        change.throttled === row.throttled &&
-        change.backoffs === row.backoffs;
-      if (!unchanged) changes.push({ row, change, disable });
+        change.signals === before.signals &&
+        change.throttled === before.throttled &&
+        change.backoffs === before.backoffs;
+      if (!unchanged) writes.push(...this.healthWrites(row.id, change, disable));
       const ref = { id: row.id, url: row.url };
       if (why !== undefined) outcome.disabled.push({ ...ref, why });
-      else if (change.throttled && !row.throttled) outcome.throttled.push(ref);
-      else if (!change.throttled && row.throttled) outcome.recovered.push(ref);
+      else if (change.throttled && !before.throttled) outcome.throttled.push(ref);
+      else if (!change.throttled && before.throttled) outcome.recovered.push(ref);
     }
-    if (changes.length === 0) return outcome;
-    await store.executeOn(
-      client,
-      s.setHealth({
-        ids: changes.map(({ row }) => row.id),
-        signals: changes.map(({ change }) => change.signals),
-        throttled: changes.map(({ change }) => change.throttled),
-        backoffs: changes.map(({ change }) => change.backoffs),
-        caps: changes.map(({ change }) => change.inFlightCap),
-        failing: changes.map(({ change }) => change.failing),
-        keepPause: changes.map(({ change }) => change.pause === 'keep'),
-        pauseMs: changes.map(({ change }) => (typeof change.pause === 'object' ? change.pause.ms : null)),
-        disable: changes.map(({ disable }) => disable),
-      }),
-    );
-    return outcome;
+    return { writes, outcome };
   }
+
+  /** The endpoint's row as the dispatch policy decided it; disabled with `disable`, its pending deliveries failed. */
+  private healthWrites(id: string, change: EndpointChange, disable: string | undefined): CompiledQuery[] {
+    const now = this.clock.now();
+    const health = this.db
+      .updateTable('webhook_endpoints')
+      .set({
+        signals: change.signals,
+        throttled: sql.lit(change.throttled),
+        backoffs: change.backoffs,
+        in_flight_cap: change.inFlightCap,
+        failures: change.failing ? sql<number>`failures + 1` : 0,
+        failing_since: change.failing ? sql<number>`coalesce(failing_since, ${now})` : null,
+        paused_until:
+          change.pause === 'keep'
+            ? sql<number>`paused_until`
+            : change.pause === 'clear'
+              ? null
+              : this.clock.fromNow(change.pause.ms),
+      })
+      .$if(disable !== undefined, (q) => q.set({ disabled: sql.lit(true), disabled_reason: disable!, updated_at: now }))
+      .where('id', '=', id)
+      .compile();
+    if (disable === undefined) return [health];
+    const failPending = this.db
+      .updateTable('webhook_deliveries')
+      .set({ status: sql.lit('failed'), finished_at: now, locked_until: sql.lit(null), lease_token: sql.lit(null) })
+      .where('endpoint_id', '=', id)
+      .where('status', '=', sql.lit('pending'))
+      .compile();
+    return [health, failPending];
+  }
+}
+
+/** An endpoint's health as the record reads it (flags and counts as each store gives them). */
+interface HealthRow {
+  id: string;
+  url: string;
+  signals: bigint | number;
+  throttled: bigint | boolean;
+  backoffs: bigint | number;
+  disabled: bigint | boolean;
+  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
+  overdue: bigint | boolean;
+  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
+  at_rest: bigint | boolean;
+}
+
+const NOTHING_RECORDED: Recorded = { recorded: 0, disabled: [], throttled: [], recovered: [] };
+
+/** A flag as either store reads it: 0/1 (a bigint) on SQLite, a boolean on PostgreSQL. */
+function flag(value: bigint | number | boolean): boolean {
+  return value === true || Number(value) === 1;
+}
+
+/** The endpoints of the results, released ones included (their deliveries are written as well). */
+function endpointsOf(results: readonly RecordedResult[]): string[] {
+  return [...new Set(results.map(({ delivery }) => delivery.endpointId))];
 }
 
 interface SqliteCandidate {
@@ -680,79 +710,7 @@ function sqliteStatements(db: Kysely<Tables>) {
         .values({ delivery_id: id, at, response_status: status, error, duration_ms: durationMs })
         .compile(),
     ),
-    health: prepareQuery<
-      { id: string },
-      { url: string; signals: bigint | number; throttled: bigint | number; backoffs: bigint | number }
-    >(({ id }) =>
-      db
-        .selectFrom('webhook_endpoints')
-        .select(['url', 'signals', sql<bigint>`throttled`.as('throttled'), 'backoffs'])
-        .where('id', '=', id)
-        .compile(),
-    ),
-    // The endpoint's row as the dispatch policy decided it.
-    setHealth: prepareQuery<
-      {
-        id: string;
-        now: number;
-        signals: number;
-        throttled: number;
-        backoffs: number;
-        cap: number | null;
-        failing: number;
-        keepPause: number;
-        pausedUntil: number | null;
-      },
-      never
-    >(({ id, now, signals, throttled, backoffs, cap, failing, keepPause, pausedUntil }) =>
-      db
-        .updateTable('webhook_endpoints')
-        .set({
-          signals,
-          throttled: sql<boolean>`${throttled}`,
-          backoffs,
-          in_flight_cap: cap,
-          failures: sql<number>`CASE WHEN ${failing} = 1 THEN failures + 1 ELSE 0 END`,
-          failing_since: sql<number>`CASE WHEN ${failing} = 1 THEN coalesce(failing_since, ${now}) END`,
-          paused_until: sql<number>`CASE WHEN ${keepPause} = 1 THEN paused_until ELSE ${pausedUntil} END`,
-        })
-        .where('id', '=', id)
-        .compile(),
-    ),
-    // Disables it (unless it is already): at once (`cutoff` NULL, a 410), or when it has failed since `cutoff`.
-    disable: prepareQuery<{ id: string; now: number; cutoff: number | null; reason: string }, EndpointRef>(
-      ({ id, now, cutoff, reason }) =>
-        db
-          .updateTable('webhook_endpoints')
-          .set({ disabled: sql.lit(true), disabled_reason: reason, updated_at: now })
-          .where('id', '=', id)
-          .where('disabled', '=', sql.lit(false))
-          .where(sql<boolean>`(${cutoff} IS NULL OR (failing_since IS NOT NULL AND failing_since <= ${cutoff}))`)
-          .returning(['id', 'url'])
-          .compile(),
-    ),
-    failPending: prepareQuery<{ id: string; now: number }, never>(({ id, now }) =>
-      db
-        .updateTable('webhook_deliveries')
-        .set({ status: sql.lit('failed'), finished_at: now, locked_until: sql.lit(null), lease_token: sql.lit(null) })
-        .where('endpoint_id', '=', id)
-        .where('status', '=', sql.lit('pending'))
-        .compile(),
-    ),
   };
-}
-
-interface PostgresHealthRow {
-  id: string;
-  url: string;
-  signals: number;
-  throttled: boolean;
-  backoffs: number;
-  disabled: boolean;
-  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
-  overdue: boolean;
-  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
-  at_rest: boolean;
 }
 
 type PostgresStatements = ReturnType<typeof postgresStatements>;
@@ -858,48 +816,6 @@ function postgresStatements(db: Kysely<Tables>) {
           SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
         SELECT id::text AS id FROM updated`.compile(db),
-    ),
-    health: planEachTime<{ ids: readonly string[]; disableAfterMs: number }, PostgresHealthRow>(
-      ({ ids, disableAfterMs }) =>
-        sql<never>`SELECT id, url, signals, throttled, backoffs, disabled,
-                 coalesce(failing_since, clock_timestamp())
-                   <= clock_timestamp() - ${disableAfterMs}::float8 * interval '1 millisecond' AS overdue,
-                 (failures = 0 AND failing_since IS NULL AND paused_until IS NULL AND in_flight_cap IS NULL) AS at_rest
-          FROM webhook_endpoints WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`.compile(db),
-    ),
-    setHealth: planEachTime<
-      {
-        ids: string[];
-        signals: number[];
-        throttled: boolean[];
-        backoffs: number[];
-        caps: (number | null)[];
-        failing: boolean[];
-        keepPause: boolean[];
-        pauseMs: (number | null)[];
-        disable: (string | null)[];
-      },
-      never
-    >((h) =>
-      sql<never>`WITH h AS (
-          SELECT * FROM unnest(${h.ids}::text[], ${h.signals}::int[], ${h.throttled}::bool[], ${h.backoffs}::int[],
-                               ${h.caps}::int[], ${h.failing}::bool[], ${h.keepPause}::bool[], ${h.pauseMs}::float8[],
-                               ${h.disable}::text[])
-            AS h (id, signals, throttled, backoffs, cap, failing, keep_pause, pause_ms, disable)),
-        health AS (
-          UPDATE webhook_endpoints AS e
-          SET signals = h.signals, throttled = h.throttled, backoffs = h.backoffs, in_flight_cap = h.cap,
-              failures = CASE WHEN h.failing THEN e.failures + 1 ELSE 0 END,
-              failing_since = CASE WHEN h.failing THEN coalesce(e.failing_since, clock_timestamp()) END,
-              paused_until = CASE WHEN h.keep_pause THEN e.paused_until
-                                  ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END,
-              disabled = e.disabled OR h.disable IS NOT NULL,
-              disabled_reason = coalesce(h.disable, e.disabled_reason),
-              updated_at = CASE WHEN h.disable IS NULL THEN e.updated_at ELSE clock_timestamp() END
-          FROM h WHERE e.id = h.id)
-        UPDATE webhook_deliveries AS d
-        SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
-        FROM h WHERE d.endpoint_id = h.id AND h.disable IS NOT NULL AND d.status = 'pending'`.compile(db),
     ),
   };
 }
