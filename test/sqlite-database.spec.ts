@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteDatabase } from '../src/database/sqlite-database';
+import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
+import { BUSY_WAIT_MS, SqliteDatabase } from '../src/database/sqlite-database';
+import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 
 describe('SqliteDatabase', () => {
@@ -45,5 +48,77 @@ describe('SqliteDatabase', () => {
     await expect(
       database.execute('read a plant', database.kysely.selectFrom('plants').select('name').compile()),
     ).rejects.toThrow('SQLite failed to read a plant');
+  });
+
+  describe('transaction', () => {
+    const insert = (id: bigint, name: string) =>
+      database.kysely.insertInto('plants').values({ id, name, tag: null }).compile();
+    const names = async () =>
+      (
+        await database.execute('read', database.kysely.selectFrom('plants').select('name').orderBy('id').compile())
+      ).rows.map((row) => row.name);
+
+    it('should run each statement at once, so work that awaits nothing else runs from BEGIN to COMMIT in one go', async () => {
+      let during: unknown;
+      await database.transaction('store a plant', (tx) => {
+        during = tx.execute(insert(1n, 'Aloe'));
+      });
+      expect(during).toEqual({ rows: [], affectedRows: 1 });
+    });
+
+    it("should hold back this process's statements and transactions while one that awaits is open", async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const order: string[] = [];
+      const first = database.transaction('store a plant', async (tx) => {
+        await tx.execute(insert(1n, 'Aloe'));
+        await held;
+        order.push('first committing');
+      });
+      await new Promise((resolve) => setTimeout(resolve, 10)); // the first is open now
+      const read = names().then((seen) => order.push(`read ${seen.join()}`));
+      const second = database
+        .transaction('store a plant', async (tx) => void (await tx.execute(insert(2n, 'Fern'))))
+        .then(() => order.push('second committed'));
+      // The group commit's synchronous form finds the connection in a transaction: busy, tried again.
+      expect(() => database.transaction(() => undefined)).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(order).toEqual([]);
+      release();
+      await Promise.all([first, read, second]);
+      expect(order).toEqual(['first committing', 'read Aloe', 'second committed']);
+      expect(await names()).toEqual(['Aloe', 'Fern']);
+    });
+
+    it('should wait for a file another process is writing, then answer 503 after BUSY_WAIT_MS', async () => {
+      const other = new BetterSqlite3(join(dir, 'plants.db'));
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        setTimeout(() => other.exec('COMMIT'), BUSY_WAIT_MS / 2);
+        await expect(
+          database.transaction('store a plant', async (tx) => (await tx.execute(insert(1n, 'Aloe'))).affectedRows),
+        ).resolves.toBe(1);
+        other.exec('BEGIN IMMEDIATE');
+        const started = Date.now();
+        const failed = database.transaction('store a plant', (tx) => tx.execute(insert(2n, 'Fern')));
+        await expect(failed).rejects.toThrow(StorageUnavailableError);
+        await expect(failed).rejects.toThrow('SQLite failed to store a plant: the SQLite file cannot be written');
+        expect(Date.now() - started).toBeGreaterThanOrEqual(BUSY_WAIT_MS);
+        other.exec('ROLLBACK');
+      } finally {
+        other.close();
+      }
+      expect(await names()).toEqual(['Aloe']);
+    });
+
+    it('should run a relaxed transaction on the relaxed connection (synchronous=NORMAL), and the rest at FULL', async () => {
+      const synchronous = sql<{ synchronous: bigint }>`PRAGMA synchronous`.compile(database.kysely);
+      const level = (durability?: 'full' | 'relaxed') =>
+        database.transaction('read the level', async (tx) => (await tx.execute(synchronous)).rows[0].synchronous, {
+          durability,
+        });
+      await expect(level('relaxed')).resolves.toBe(1n);
+      await expect(level()).resolves.toBe(2n);
+    });
   });
 });

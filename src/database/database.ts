@@ -2,7 +2,7 @@ import { CompiledQuery, Kysely } from 'kysely';
 import { Migration } from './migration';
 import { SqlDialect } from './sql-dialect';
 import { Tables } from './tables';
-import { StatementResult } from './transaction';
+import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
  * The one connection of the service to its store (an SQLite file or a PostgreSQL pool), and the DI
@@ -29,4 +29,23 @@ export abstract class Database extends SqlDialect {
    * `StorageError` whose message is "<store> failed to <action>".
    */
   abstract execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>>;
+
+  /**
+   * Runs `work` in one transaction and resolves with what it returns. On SQLite: BEGIN IMMEDIATE …
+   * COMMIT on the store's own connection (the relaxed one for `durability: 'relaxed'`); `tx.execute`
+   * runs each statement at once, and while the transaction is open no other `execute` or
+   * `transaction` of this process runs (they wait their turn); a file busy with another process is
+   * tried again off the event loop for `BUSY_WAIT_MS`, then a 503. On PostgreSQL: one pooled
+   * connection, `options` sent with the BEGIN. Inside `work`, use `tx` only: a `Database.execute` or
+   * another transaction there would wait for this one to end (SQLite) or run outside it.
+   *
+   * Driver errors (of a statement, BEGIN or COMMIT) are translated to the port's errors
+   * (`StorageUnavailableError`, `StorageTimeoutError`, or `StorageError` "<store> failed to <action>");
+   * errors `work` throws itself pass as they are. `work` may catch a statement's error and decide.
+   */
+  abstract transaction<T>(
+    action: string,
+    work: (tx: Transaction) => T | Promise<T>,
+    options?: TransactionOptions,
+  ): Promise<T>;
 }

@@ -12,7 +12,8 @@ import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 import { Tables } from './tables';
-import { StatementResult, Transaction } from './transaction';
+import { driverError, isDriverError } from './driver-errors';
+import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 export interface PostgresOptions {
   url: string;
@@ -39,18 +40,26 @@ export class PostgresTransaction extends Transaction {
     super();
   }
 
-  execute<Row>(query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    return this.database.executeOn(this.client, query);
+  async execute<Row>(query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    try {
+      return await this.database.executeOn(this.client, query);
+    } catch (error) {
+      throw driverError(error);
+    }
   }
 }
 // pg's own wait for an answer runs this much longer than the server's statement_timeout, so the
 // server cancels a slow statement itself (and frees its locks) before the client gives up on it.
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
 
-export interface TransactionOptions {
+/** The form of `transaction` on a pooled client, until the webhook queue moves to `Database.transaction`. */
+export interface ClientTransactionOptions {
   /** Constant statements (never with values from outside) run right after `BEGIN`, in the same round trip. */
   readonly begin?: readonly string[];
 }
+
+/** @deprecated the name of `ClientTransactionOptions` until the webhook queue moves to `Database.transaction`. */
+export type { ClientTransactionOptions as TransactionOptions };
 
 /**
  * PostgreSQL through one pool per instance, shared by every feature. The statements whose text is
@@ -191,15 +200,52 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     return on.query<R>(config);
   }
 
+  transaction<T>(action: string, work: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(work: (client: PoolClient) => Promise<T>, options?: ClientTransactionOptions): Promise<T>;
+  async transaction<T>(
+    action: string | ((client: PoolClient) => Promise<T>),
+    work?: ((tx: Transaction) => T | Promise<T>) | ClientTransactionOptions,
+    options: TransactionOptions = {},
+  ): Promise<T> {
+    if (typeof action === 'function') return this.onClient(action, work as ClientTransactionOptions | undefined);
+    const { durability = 'full', locks = [], holdWritesTo = [] } = options;
+    const begin = [
+      ...(durability === 'relaxed' ? ['SET LOCAL synchronous_commit TO off'] : []),
+      ...locks.map((name) => `SELECT pg_advisory_xact_lock(hashtext(${literal(name)}))`),
+      ...holdWritesTo.map((table) => `LOCK TABLE ${identifier(table)} IN SHARE MODE`),
+    ];
+    try {
+      return await this.onClient(
+        async (client) => (work as (tx: Transaction) => T | Promise<T>)(new PostgresTransaction(this, client)),
+        { begin },
+        true,
+      );
+    } catch (error) {
+      // A statement's error (or the connection's, BEGIN's, COMMIT's) is the driver's; the work's own passes.
+      throw isDriverError(error) ? this.translate(error, action) : error;
+    }
+  }
+
   /**
    * Runs `work` in one transaction on one connection: BEGIN, work, COMMIT. On failure the connection
    * is destroyed, not rolled back and lent out again: it may be mid-statement, broken, or queued
    * behind a lock, and closing it ends the transaction on the server at once. Errors are not
-   * translated: callers classify them (`translate`). `options.begin` adds statements without
-   * parameters to the `BEGIN`, sent with it in one round trip (`SET LOCAL …`, an advisory lock).
+   * translated: callers classify them (`translate`); with `marked`, those of the connection, BEGIN
+   * and COMMIT are marked as the driver's. `options.begin` adds statements without parameters to
+   * the `BEGIN`, sent with it in one round trip (`SET LOCAL …`, an advisory lock).
    */
-  async transaction<T>(work: (client: PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    const client = await this.pool.connect();
+  private async onClient<T>(
+    work: (client: PoolClient) => Promise<T>,
+    options: ClientTransactionOptions = {},
+    marked = false,
+  ): Promise<T> {
+    const mark = (error: unknown) => (marked ? driverError(error) : error);
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw mark(error);
+    }
     let failure: Error | undefined;
     // A connection that breaks while checked out emits 'error' (the pool listens only to idle ones);
     // unheard, that would end the process. The statement in flight fails with it anyway.
@@ -207,9 +253,13 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     client.on('error', onError);
     try {
       // No parameters: the simple protocol, which takes several statements in one message.
-      await this.timedQuery(client, ['BEGIN', ...(options.begin ?? [])].join('; '), []);
+      await this.timedQuery(client, ['BEGIN', ...(options.begin ?? [])].join('; '), []).catch((error) => {
+        throw mark(error);
+      });
       const result = await work(client);
-      await this.timedQuery(client, 'COMMIT', []);
+      await this.timedQuery(client, 'COMMIT', []).catch((error) => {
+        throw mark(error);
+      });
       return result;
     } catch (error) {
       failure = error as Error;
@@ -266,6 +316,16 @@ const POSTGRES_MIGRATIONS: MigrationStore = {
     return rows[0].found;
   },
 };
+
+/** A constant of our own code as an SQL string literal. */
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** A table name of our own code as an SQL identifier. */
+function identifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
 
 /** host:port/database of a connection URL, without user, password or parameters. */
 function locationOf(url: string): string {

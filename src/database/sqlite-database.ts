@@ -14,28 +14,37 @@ import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from '
 import { DialectChoices } from './sql-dialect';
 import { isBusy, sqliteFailure } from './sqlite-errors';
 import { Tables } from './tables';
-import { StatementResult, Transaction } from './transaction';
+import { driverError, isDriverError } from './driver-errors';
+import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
  * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
  * shell) fails at once with SQLITE_BUSY (busy_timeout 0: SQLite's own wait would hold the event loop),
  * and `retryWhileBusy` tries it again off the loop, every BUSY_RETRY_MS, for up to BUSY_WAIT_MS; then
- * it is a 503. Connections of this process never wait on each other (no transaction spans a turn).
+ * it is a 503. Connections of this process never wait on each other: a transaction that spans turns
+ * holds back this process's other statements and transactions until it ends (`SqliteDatabase`).
  */
 export const BUSY_WAIT_MS = 250;
 const BUSY_RETRY_MS = 25;
 const MIGRATION_BUSY_TIMEOUT_MS = 5000;
 
-/** A write transaction open on an SQLite connection (synchronous: finish inside the call). */
+/** A write transaction open on an SQLite connection: each statement runs at once. */
 export class SqliteTransaction extends Transaction {
   constructor(readonly connection: BetterSqlite3.Database) {
     super();
   }
 
   execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> {
-    return runCompiled(this.connection, query);
+    try {
+      return runCompiled(this.connection, query);
+    } catch (error) {
+      throw driverError(error);
+    }
   }
 }
+
+/** Makes an error count as SQLite's "busy" (`isBusy`). */
+const BUSY = { code: 'SQLITE_BUSY' };
 
 const OPERATIONS: Record<string, string> = {
   SelectQueryNode: 'SELECT',
@@ -54,6 +63,9 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   private relaxed?: BetterSqlite3.Database;
   readonly migrations: Migration[];
   readonly kysely: Kysely<Tables>;
+  /** Whether a `transaction` (or a statement waiting behind one) has the connections; the others wait in `turns`. */
+  private taken = false;
+  private readonly turns: (() => void)[] = [];
 
   constructor(
     private readonly path: string,
@@ -152,6 +164,8 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
    */
   async ping(): Promise<void> {
     let applied: { name: string }[];
+    if (this.taken) await this.take();
+    else this.taken = true;
     try {
       const db = this.connection;
       applied = runCompiled(db, appliedMigrationsQuery(this.kysely)).rows;
@@ -159,6 +173,8 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
       db.exec('ROLLBACK');
     } catch (error) {
       throw sqliteFailure('SQLite store is not usable', error);
+    } finally {
+      this.give();
     }
     checkMigrated('SQLite store', applied, this.migrations);
   }
@@ -168,6 +184,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
    * in a span of its own (SQLite has no instrumentation of its own: the span says what the store did).
    */
   execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    if (this.taken) return this.executeInTurn(action, query);
     if (sampledSpanActive()) return this.executeInSpan(action, query);
     // Untraced (tracing off, or this request not sampled), a read builds no span name, options or
     // closure: the statement runs now, and one settled promise is all it needs.
@@ -175,6 +192,24 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
       return Promise.resolve(runCompiled(this.connection, query));
     } catch (error) {
       return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error));
+    }
+  }
+
+  /** A statement that came while a transaction was open: it runs once that one has ended. */
+  private async executeInTurn<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    await this.take();
+    try {
+      return await (sampledSpanActive() ? this.executeInSpan(action, query) : this.executeNow(action, query));
+    } finally {
+      this.give();
+    }
+  }
+
+  private async executeNow<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    try {
+      return runCompiled(this.connection, query);
+    } catch (error) {
+      throw sqliteFailure(`SQLite failed to ${action}`, error);
     }
   }
 
@@ -194,14 +229,89 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     );
   }
 
+  transaction<T>(action: string, work: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
-   * Runs `work` as one `BEGIN IMMEDIATE` transaction on the durable connection, synchronously from
-   * BEGIN to COMMIT: no other statement of this process can come between. Driver errors are thrown
-   * as they are (callers classify them: `sqliteFailure`, `retryWhileBusy`).
+   * The group commit's form, until it moves to the one above: `work` as one `BEGIN IMMEDIATE`
+   * transaction on the durable connection, synchronously from BEGIN to COMMIT. Driver errors are
+   * thrown as they are (callers classify them: `sqliteFailure`, `retryWhileBusy`); while a
+   * transaction of the form above is open, it fails as "busy", and `retryWhileBusy` tries it again.
    */
-  transaction<T>(work: (transaction: SqliteTransaction) => T): T {
-    const connection = this.connection;
-    return connection.transaction(() => work(new SqliteTransaction(connection))).immediate();
+  transaction<T>(work: (transaction: SqliteTransaction) => T): T;
+  transaction<T>(
+    action: string | ((transaction: SqliteTransaction) => T),
+    work?: (tx: Transaction) => T | Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> | T {
+    if (typeof action === 'function') {
+      const connection = this.connection;
+      if (connection.inTransaction) throw Object.assign(new Error('SQLite store is in a transaction'), BUSY);
+      return connection.transaction(() => action(new SqliteTransaction(connection))).immediate();
+    }
+    return this.transactionInTurn(action, work!, options.durability === 'relaxed');
+  }
+
+  /**
+   * BEGIN IMMEDIATE, `work`, COMMIT, in this process's turn. Work that returns a plain value ran
+   * from BEGIN to COMMIT in one go; one that returns a promise keeps the turn until it settles.
+   */
+  private async transactionInTurn<T>(
+    action: string,
+    work: (tx: Transaction) => T | Promise<T>,
+    relaxed: boolean,
+  ): Promise<T> {
+    if (this.taken) await this.take();
+    else this.taken = true;
+    try {
+      const connection = relaxed ? this.relaxedConnection : this.connection;
+      try {
+        await retryWhileBusy(() => connection.exec('BEGIN IMMEDIATE'));
+      } catch (error) {
+        throw sqliteFailure(`SQLite failed to ${action}`, error);
+      }
+      let result: T;
+      try {
+        const done = work(new SqliteTransaction(connection));
+        result = isPromiseLike(done) ? await done : done;
+      } catch (error) {
+        rollBack(connection);
+        // A statement's error is the driver's; what the work threw passes as it is.
+        throw isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : error;
+      }
+      try {
+        connection.exec('COMMIT');
+      } catch (error) {
+        rollBack(connection);
+        throw sqliteFailure(`SQLite failed to ${action}`, error);
+      }
+      return result;
+    } finally {
+      this.give();
+    }
+  }
+
+  /** Waits until the statements and transactions before this one have ended; the turn is then this one's. */
+  private take(): Promise<void> {
+    return new Promise((resolve) => this.turns.push(resolve));
+  }
+
+  /** Hands the turn to the next in line, or frees it. */
+  private give(): void {
+    const next = this.turns.shift();
+    if (next === undefined) this.taken = false;
+    else next();
+  }
+}
+
+function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** Ends a failed transaction, if SQLite has not already; the failure that led here is the one reported. */
+function rollBack(connection: BetterSqlite3.Database): void {
+  try {
+    if (connection.inTransaction) connection.exec('ROLLBACK');
+  } catch {
+    // The connection's next BEGIN reports what is still wrong.
   }
 }
 

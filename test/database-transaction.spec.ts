@@ -1,0 +1,92 @@
+import { StorageError } from '../src/database/storage.error';
+import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
+import { describeOnEachDatabase } from './support/stores';
+
+/**
+ * `Database.transaction`, the one way features run work on a store, on each store over a real table
+ * (plants'): written once as `async (tx) => …`, committed together or not at all, the work's own
+ * errors passed as they are and the driver's as the port's.
+ */
+describeOnEachDatabase('Database.transaction on %s', PLANTS_MIGRATIONS, (database) => {
+  const insert = (id: bigint, name: string) =>
+    database().kysely.insertInto('plants').values({ id, name, tag: null }).compile();
+  const names = async () =>
+    (
+      await database().execute('read', database().kysely.selectFrom('plants').select('name').orderBy('id').compile())
+    ).rows.map((row) => row.name);
+
+  it('should commit every statement of the work and resolve with what it returns', async () => {
+    const result = await database().transaction('store two plants', async (tx) => {
+      const first = await tx.execute(insert(1n, 'Aloe'));
+      const second = await tx.execute(insert(2n, 'Fern'));
+      const { rows } = await tx.execute(database().kysely.selectFrom('plants').select('name').orderBy('id').compile());
+      return { affected: first.affectedRows + second.affectedRows, seen: rows.map((row) => row.name) };
+    });
+    expect(result).toEqual({ affected: 2, seen: ['Aloe', 'Fern'] });
+    expect(await names()).toEqual(['Aloe', 'Fern']);
+  });
+
+  it('should take work that returns a plain value', async () => {
+    await expect(database().transaction('read nothing', () => 42)).resolves.toBe(42);
+  });
+
+  it('should roll everything back and pass the error the work throws as it is', async () => {
+    const own = new Error('the work changed its mind');
+    await expect(
+      database().transaction('store a plant', async (tx) => {
+        await tx.execute(insert(1n, 'Aloe'));
+        throw own;
+      }),
+    ).rejects.toBe(own);
+    expect(await names()).toEqual([]);
+  });
+
+  it("should roll back and turn a statement's driver error into a StorageError naming the action", async () => {
+    const failed = database().transaction('store two plants', async (tx) => {
+      await tx.execute(insert(1n, 'Aloe'));
+      await tx.execute(insert(1n, 'Aloe again'));
+    });
+    await expect(failed).rejects.toThrow(StorageError);
+    await expect(failed).rejects.toThrow(/^(SQLite|PostgreSQL) failed to store two plants$/);
+    // The driver's error stays as the cause, for the log: the primary key's violation.
+    await expect(failed.catch((error: Error) => error.cause)).resolves.toMatchObject({
+      code: expect.stringMatching(/^(SQLITE_CONSTRAINT_PRIMARYKEY|23505)$/),
+    });
+    expect(await names()).toEqual([]);
+  });
+
+  it("should let the work catch a statement's error and throw its own instead", async () => {
+    class Taken extends Error {}
+    await expect(
+      database().transaction('store a plant', async (tx) => {
+        await tx.execute(insert(1n, 'Aloe'));
+        try {
+          await tx.execute(insert(1n, 'Aloe again'));
+        } catch {
+          throw new Taken('id 1 is taken');
+        }
+      }),
+    ).rejects.toThrow(Taken);
+    expect(await names()).toEqual([]);
+  });
+
+  it('should run transactions that take the same lock one after the other', async () => {
+    const count = database()
+      .kysely.selectFrom('plants')
+      .select((eb) => eb.fn.countAll<number | bigint | string>().as('n'));
+    // Read, wait, then write what was read: two at once would both read 0 without the lock.
+    const addOne = () =>
+      database().transaction(
+        'add a plant',
+        async (tx) => {
+          const { rows } = await tx.execute(count.compile());
+          const next = BigInt(rows[0].n) + 1n;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          await tx.execute(insert(next, `plant ${next}`));
+        },
+        { locks: ['plant-store:test-counter'] },
+      );
+    await Promise.all([addOne(), addOne(), addOne()]);
+    expect(await names()).toEqual(['plant 1', 'plant 2', 'plant 3']);
+  });
+});
