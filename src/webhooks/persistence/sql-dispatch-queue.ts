@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
-import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
-import { PoolClient } from 'pg';
 import { Database } from '../../database/database';
-import { PostgresDatabase, TransactionOptions } from '../../database/postgres-database';
 import { prepareQuery } from '../../database/prepared-query';
-import { runCompiled, SqliteDatabase } from '../../database/sqlite-database';
-import { sqliteFailure } from '../../database/sqlite-errors';
-import { StatementResult } from '../../database/transaction';
 import { Tables } from '../../database/tables';
+import { Transaction, TransactionOptions } from '../../database/transaction';
 import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
 import { Backlog, ClaimedDelivery, DeliveryStatus, EndpointRef, Recorded, RecordedResult } from './deliveries';
@@ -18,18 +13,6 @@ import { DispatchQueue } from './dispatch-queue';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
-
-/** How each store claims and records: the one place where the dialects' queue differs (see the class). */
-interface DialectQueue {
-  claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
-  record(
-    results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Recorded>;
-  /** One statement of the queue's bookkeeping, on the store's connection for it, failures as the port's errors. */
-  run<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>>;
-}
 
 /**
  * The clock of SQLite's leases: the wall clock when this process started, then the monotonic clock.
@@ -41,63 +24,106 @@ function leaseClock(): number {
 }
 
 /**
- * Claims and results commit without waiting for PostgreSQL's WAL flush (`synchronous_commit = off`):
- * they are visible to every instance at once, and a crash can lose only the last moments of them,
- * which sends those deliveries again with the same webhook-id (at least once, as always). The events
- * themselves commit with the plants, durably.
+ * Claims and results are bookkeeping whose loss on a crash is harmless: they commit without waiting
+ * for the disk (SQLite's relaxed connection, PostgreSQL's `synchronous_commit = off`), are visible at
+ * once, and a crash can lose only the last moments of them, which sends those deliveries again with
+ * the same webhook-id (at least once, as always). The events themselves commit with the plants, durably.
  */
-const ASYNCHRONOUS_COMMIT = ['SET LOCAL synchronous_commit TO off'];
+const RELAXED: TransactionOptions = { durability: 'relaxed' };
 /** PostgreSQL's claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
-const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))"];
+const CLAIM: TransactionOptions = { durability: 'relaxed', locks: ['plant-store:webhook-claim'] };
+
+/** Where the stores' queues truly differ: how a claim finds and leases its rows, and how results are written. */
+interface DialectSteps {
+  claim(tx: Transaction, limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
+  /** Writes the results' deliveries (and attempt rows); the ids of those whose lease was still the claim's. */
+  recordDeliveries(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>>;
+}
 
 /**
- * The outbox's queue in whichever store `DatabaseModule` chose. Pruning, the backlog and the
- * throttled gauge are written once. Claims and results differ where the stores do, each in its
- * named methods:
+ * The outbox's queue in whichever store `DatabaseModule` chose, every step one transaction of
+ * `Database.transaction` (relaxed: see `RELAXED`). Pruning, the backlog, the throttled gauge and the
+ * endpoints' health after a record are written once. The claim and the writing of results differ
+ * where the stores do, each in its named method:
  *
- * - SQLite (`claimSqlite`, `recordSqlite`): one synchronous `BEGIN IMMEDIATE` transaction each, on
- *   the relaxed connection (`relaxedConnection`: not fsynced on its own, a lost claim or result only
- *   means a resend), so nothing of this process comes between a read and the write it decides. Only
- *   compiled statements run on that connection, never Kysely's driver. Times are Unix ms of this
- *   instance; leases use the lease clock.
- * - PostgreSQL (`claimPostgres`, `recordPostgres`): one statement per step, shared by every instance,
- *   on the server's clock. A claim takes an advisory lock, so the per-endpoint cap is exact across
- *   instances; a record batches its rows with `unnest`; both commit asynchronously.
+ * - SQLite (`claimSqlite`, `recordDeliveriesSqlite`): one `BEGIN IMMEDIATE` transaction, so nothing
+ *   of this process comes between a read and the write it decides; per endpoint and per row, with
+ *   statements compiled once. Times are Unix ms of this instance; leases use the lease clock.
+ * - PostgreSQL (`claimPostgres`, `recordDeliveriesPostgres`): one statement per step, shared by every
+ *   instance, on the server's clock. A claim takes an advisory lock (`CLAIM`), so the per-endpoint cap
+ *   is exact across instances; a record batches its rows with `unnest`.
  *
  * The per-endpoint cap is the dispatch policy's (`endpointChange` writes `in_flight_cap`): the claims
  * only read it, NULL meaning the configured cap. Each claimed row carries a lease (`locked_until`,
- * `lease_token`) that keeps it claimed, without a lock, while it is sent.
+ * `lease_token`) that keeps it claimed, without a lock, while it is sent. An endpoint whose secrets
+ * no key opens is left out (`SecretsColumn.heldBack`), its rows as they were.
  */
 @Injectable()
 export class SqlDispatchQueue implements DispatchQueue {
   private readonly clock: StoreClock;
-  private readonly queue: DialectQueue;
   /** PostgreSQL locks rows; SQLite's writers take turns on the whole file. */
   private readonly locksRows: boolean;
+  private readonly steps: DialectSteps;
 
   constructor(
-    database: Database,
+    private readonly database: Database,
     private readonly db: Kysely<Tables>,
     private readonly secretsColumn: SecretsColumn,
   ) {
     this.clock = storeClock(database);
     this.locksRows = database.choose({ sqlite: () => false, postgres: () => true });
-    this.queue = database.choose({
-      sqlite: (store) => this.sqliteQueue(store),
-      postgres: (store) => this.postgresQueue(store),
+    this.steps = database.choose<DialectSteps>({
+      sqlite: () => {
+        const statements = sqliteStatements(db);
+        return {
+          claim: (tx, limit, leaseMs, cap) => this.claimSqlite(tx, statements, limit, leaseMs, cap),
+          recordDeliveries: (tx, results) => this.recordDeliveriesSqlite(tx, statements, results),
+        };
+      },
+      postgres: () => {
+        const statements = postgresStatements(db);
+        return {
+          claim: (tx, limit, leaseMs, cap) => this.claimPostgres(tx, statements, limit, leaseMs, cap),
+          recordDeliveries: (tx, results) => this.recordDeliveriesPostgres(tx, statements, results),
+        };
+      },
     });
   }
 
   claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
-    return this.queue.claim(limit, leaseMs, endpointCap);
+    return this.database.transaction(
+      'claim webhook deliveries',
+      (tx) => this.steps.claim(tx, limit, leaseMs, endpointCap),
+      CLAIM,
+    );
   }
 
+  /**
+   * The endpoints of the results locked first, in id order (`healthQuery`), then the deliveries and
+   * their attempt rows (each only while its lease is still this claim's), then the endpoints' health
+   * from the results recorded (`healthChanges`). Endpoints before deliveries, as every transaction that
+   * writes both takes them (a disable fails its endpoint's pending deliveries; a delete removes them):
+   * none waits on another in a circle.
+   */
   record(
     results: readonly RecordedResult[],
     disableAfterMs: number,
     retryScheduleMs: readonly number[],
   ): Promise<Recorded> {
-    return this.queue.record(results, disableAfterMs, retryScheduleMs);
+    // Released results too: their deliveries are written as well.
+    const ids = [...new Set(results.map(({ delivery }) => delivery.endpointId))];
+    if (ids.length === 0) return Promise.resolve(NOTHING_RECORDED);
+    return this.database.transaction(
+      'record webhook attempts',
+      async (tx) => {
+        const { rows: endpoints } = await tx.execute(this.healthQuery(ids, disableAfterMs));
+        const recorded = await this.steps.recordDeliveries(tx, results);
+        const { writes, outcome } = this.healthChanges(endpoints, results, recorded, disableAfterMs, retryScheduleMs);
+        for (const write of writes) await tx.execute(write);
+        return { recorded: recorded.size, ...outcome };
+      },
+      RELAXED,
+    );
   }
 
   /**
@@ -107,7 +133,7 @@ export class SqlDispatchQueue implements DispatchQueue {
    */
   async prune(olderThanMs: number, limit: number): Promise<number> {
     const cutoff = this.clock.fromNow(-olderThanMs);
-    const { rows } = await this.queue.run(
+    const { rows } = await this.database.execute(
       'prune webhook deliveries',
       this.db
         .selectFrom('webhook_deliveries')
@@ -120,7 +146,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     let pruned = 0;
     if (rows.length > 0) {
       const ids = rows.map((row) => BigInt(row.id));
-      await this.queue.run(
+      await this.write(
         'prune webhook attempts',
         // Only of deliveries still finished: one resent since the select keeps its attempt log.
         this.db
@@ -130,13 +156,13 @@ export class SqlDispatchQueue implements DispatchQueue {
           )
           .compile(),
       );
-      const deleted = await this.queue.run(
+      const deleted = await this.write(
         'prune webhook deliveries',
         this.db.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '<>', 'pending').compile(),
       );
       pruned += deleted.affectedRows;
     }
-    const orphans = await this.queue.run(
+    const orphans = await this.write(
       'prune webhook messages',
       this.db
         .deleteFrom('webhook_messages')
@@ -163,7 +189,7 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   async backlog(): Promise<Backlog> {
-    const { rows } = await this.queue.run(
+    const { rows } = await this.database.execute(
       'count pending webhook deliveries',
       this.db
         .selectFrom('webhook_deliveries')
@@ -180,7 +206,7 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   async throttledEndpoints(): Promise<number> {
-    const { rows } = await this.queue.run(
+    const { rows } = await this.database.execute(
       'count throttled webhook endpoints',
       this.db
         .selectFrom('webhook_endpoints')
@@ -226,59 +252,37 @@ export class SqlDispatchQueue implements DispatchQueue {
     };
   }
 
-  // SQLite ------------------------------------------------------------------------------------
-
-  private sqliteQueue(store: SqliteDatabase): DialectQueue {
-    const statements = sqliteStatements(this.db);
-    /** Synchronously, on the relaxed connection (opened on first use), its failure as the port's. */
-    const onRelaxed = <T>(work: (connection: BetterSqlite3.Database) => T): T => {
-      try {
-        return work(store.relaxedConnection);
-      } catch (error) {
-        throw sqliteFailure('SQLite failed to read or update the webhook outbox', error);
-      }
-    };
-    return {
-      claim: async (limit, leaseMs, endpointCap) =>
-        onRelaxed((connection) =>
-          connection
-            .transaction(() => this.claimSqlite(connection, statements, limit, leaseMs, endpointCap))
-            .immediate(),
-        ),
-      record: async (results, disableAfterMs, retryScheduleMs) =>
-        onRelaxed((connection) =>
-          connection
-            .transaction(() => this.recordSqlite(connection, statements, results, disableAfterMs, retryScheduleMs))
-            .immediate(),
-        ),
-      run: async (_action, query) => onRelaxed((connection) => runCompiled(connection, query)),
-    };
+  /** One statement of the queue's bookkeeping, in a relaxed transaction of its own. */
+  private write<Row>(action: string, query: CompiledQuery<Row>) {
+    return this.database.transaction(action, (tx) => tx.execute(query), RELAXED);
   }
+
+  // SQLite ------------------------------------------------------------------------------------
 
   /**
    * SQLite's claim, inside its transaction: per enabled endpoint that is not paused, its room (its
    * cap less what is leased now), then its due rows up to that room; the oldest due of all are leased.
    */
-  private claimSqlite(
-    connection: BetterSqlite3.Database,
+  private async claimSqlite(
+    tx: Transaction,
     s: SqliteStatements,
     limit: number,
     leaseMs: number,
     endpointCap: number,
-  ): ClaimedDelivery[] {
-    const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query).rows;
+  ): Promise<ClaimedDelivery[]> {
+    const run = async <Row>(query: CompiledQuery<Row>) => (await tx.execute(query)).rows;
     const token = randomUUID();
     const now = Date.now();
     const leaseNow = leaseClock();
     const picked: { row: SqliteDueRow; endpoint: SqliteCandidate; secrets: readonly SigningSecret[] }[] = [];
     const unreadable = this.secretsColumn.heldBack();
-    for (const endpoint of run(s.candidates({ now }))) {
+    for (const endpoint of await run(s.candidates({ now }))) {
       if (unreadable.includes(endpoint.id)) continue;
       // Its cap across instances: the one the dispatch policy gave it (a throttled endpoint's probe), or the configured one.
       const cap = endpoint.in_flight_cap === null ? endpointCap : Number(endpoint.in_flight_cap);
-      const room = cap - Number(run(s.leased({ endpointId: endpoint.id, leaseNow }))[0].leased);
+      const room = cap - Number((await run(s.leased({ endpointId: endpoint.id, leaseNow })))[0].leased);
       if (room <= 0) continue;
-      const due = run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }));
+      const due = await run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }));
       if (due.length === 0) continue;
       // Read before anything is leased: an endpoint that cannot be signed for leaves its rows as they are.
       const secrets = this.secretsColumn.forSigning(endpoint.secrets, endpoint.id);
@@ -286,83 +290,60 @@ export class SqlDispatchQueue implements DispatchQueue {
       for (const row of due) picked.push({ row, endpoint, secrets });
     }
     picked.sort((a, b) => Number(BigInt(a.row.next_attempt_at) - BigInt(b.row.next_attempt_at)));
-    return picked.slice(0, limit).map(({ row, endpoint, secrets }) => {
-      run(s.lease({ id: BigInt(row.id), until: leaseNow + leaseMs, token }));
-      return this.claimed(
-        { ...row, endpoint_id: endpoint.id, url: endpoint.url, secrets: endpoint.secrets, due_at: row.next_attempt_at },
-        secrets,
-        token,
+    const claimed: ClaimedDelivery[] = [];
+    for (const { row, endpoint, secrets } of picked.slice(0, limit)) {
+      await tx.execute(s.lease({ id: BigInt(row.id), until: leaseNow + leaseMs, token }));
+      claimed.push(
+        this.claimed(
+          {
+            ...row,
+            endpoint_id: endpoint.id,
+            url: endpoint.url,
+            secrets: endpoint.secrets,
+            due_at: row.next_attempt_at,
+          },
+          secrets,
+          token,
+        ),
       );
-    });
+    }
+    return claimed;
   }
 
-  /**
-   * SQLite's record, inside its transaction: the endpoints' health read (`healthQuery`), each result on
-   * its own row, then the endpoints' health from the results recorded (`healthChanges`).
-   */
-  private recordSqlite(
-    connection: BetterSqlite3.Database,
+  /** SQLite's results, inside the record's transaction: each on its own row, with its attempt row. */
+  private async recordDeliveriesSqlite(
+    tx: Transaction,
     s: SqliteStatements,
     results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Recorded {
-    const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query);
+  ): Promise<Set<string>> {
     const now = Date.now();
-    const ids = endpointsOf(results);
-    if (ids.length === 0) return NOTHING_RECORDED;
-    const endpoints = run(this.healthQuery(ids, disableAfterMs)).rows;
     const recorded = new Set<string>();
     for (const { delivery, result } of results) {
       const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
       const due = Number(delivery.dueAt);
-      const changed = run(
-        result.kind === 'succeeded'
-          ? s.finish({ ...key, due, status: 'succeeded', now })
-          : result.kind === 'retry'
-            ? s.retry({ ...key, due, next: now + result.delayMs })
-            : result.kind === 'failed'
-              ? s.finish({ ...key, due, status: 'failed', now })
-              : s.release(key),
+      const changed = (
+        await tx.execute(
+          result.kind === 'succeeded'
+            ? s.finish({ ...key, due, status: 'succeeded', now })
+            : result.kind === 'retry'
+              ? s.retry({ ...key, due, next: now + result.delayMs })
+              : result.kind === 'failed'
+                ? s.finish({ ...key, due, status: 'failed', now })
+                : s.release(key),
+        )
       ).affectedRows;
       if (changed === 0) continue;
       recorded.add(delivery.id);
       if (result.kind === 'released') continue;
       const { atMs, responseStatus, error, durationMs } = result.attempt;
-      run(s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }));
+      await tx.execute(
+        s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }),
+      );
     }
-    const { writes, outcome } = this.healthChanges(endpoints, results, recorded, disableAfterMs, retryScheduleMs);
-    for (const write of writes) run(write);
-    return { recorded: recorded.size, ...outcome };
+    return recorded;
   }
 
   // PostgreSQL --------------------------------------------------------------------------------
-
-  private postgresQueue(store: PostgresDatabase): DialectQueue {
-    const statements = postgresStatements(this.db);
-    const inTransaction = async <T>(
-      action: string,
-      options: TransactionOptions,
-      work: (client: PoolClient) => Promise<T>,
-    ): Promise<T> => {
-      try {
-        return await store.transaction(work, options);
-      } catch (error) {
-        throw store.translate(error, action);
-      }
-    };
-    return {
-      claim: (limit, leaseMs, endpointCap) =>
-        inTransaction('claim webhook deliveries', { begin: CLAIM_BEGIN }, (client) =>
-          this.claimPostgres(store, client, statements, limit, leaseMs, endpointCap),
-        ),
-      record: (results, disableAfterMs, retryScheduleMs) =>
-        inTransaction('record webhook attempts', { begin: ASYNCHRONOUS_COMMIT }, (client) =>
-          this.recordPostgres(store, client, statements, results, disableAfterMs, retryScheduleMs),
-        ),
-      run: (action, query) => store.execute(action, query),
-    };
-  }
 
   /**
    * PostgreSQL's claim, in one statement under the claim's advisory lock: per enabled endpoint that
@@ -372,16 +353,14 @@ export class SqlDispatchQueue implements DispatchQueue {
    * endpoint whose secrets no key opens are released again before the commit.
    */
   private async claimPostgres(
-    store: PostgresDatabase,
-    client: PoolClient,
+    tx: Transaction,
     s: PostgresStatements,
     limit: number,
     leaseMs: number,
     endpointCap: number,
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const { rows } = await store.executeOn(
-      client,
+    const { rows } = await tx.execute(
       s.claim({ limit, leaseMs, token, endpointCap, unreadable: this.secretsColumn.heldBack() }),
     );
     const secrets = new Map<string, readonly SigningSecret[] | undefined>();
@@ -394,30 +373,18 @@ export class SqlDispatchQueue implements DispatchQueue {
       if (of === undefined) unsigned.push(row.id);
       else claimed.push(this.claimed(row, of, token));
     }
-    if (unsigned.length > 0) await store.executeOn(client, s.unlease({ ids: unsigned, token }));
+    if (unsigned.length > 0) await tx.execute(s.unlease({ ids: unsigned, token }));
     return claimed;
   }
 
-  /**
-   * PostgreSQL's record: the endpoints of the results locked first, in id order (`healthQuery`), then
-   * the deliveries and their attempt rows in one `unnest` statement (each only while its lease is
-   * still this claim's), then the endpoints' health from the results recorded (`healthChanges`).
-   */
-  private async recordPostgres(
-    store: PostgresDatabase,
-    client: PoolClient,
+  /** PostgreSQL's results, inside the record's transaction: every delivery and attempt row in one `unnest` statement. */
+  private async recordDeliveriesPostgres(
+    tx: Transaction,
     s: PostgresStatements,
     results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Recorded> {
-    // Released results too: their deliveries are written as well.
-    const ids = endpointsOf(results);
-    if (ids.length === 0) return NOTHING_RECORDED;
-    const { rows: endpoints } = await store.executeOn(client, this.healthQuery(ids, disableAfterMs));
+  ): Promise<Set<string>> {
     const attempted = (result: RecordedResult['result']) => (result.kind === 'released' ? undefined : result.attempt);
-    const { rows } = await store.executeOn(
-      client,
+    const { rows } = await tx.execute(
       s.record({
         ids: results.map(({ delivery }) => delivery.id),
         tokens: results.map(({ delivery }) => delivery.leaseToken),
@@ -433,13 +400,10 @@ export class SqlDispatchQueue implements DispatchQueue {
         durations: results.map(({ result }) => attempted(result)?.durationMs ?? null),
       }),
     );
-    const recorded = new Set(rows.map((row) => row.id));
-    const { writes, outcome } = this.healthChanges(endpoints, results, recorded, disableAfterMs, retryScheduleMs);
-    for (const write of writes) await store.executeOn(client, write);
-    return { recorded: recorded.size, ...outcome };
+    return new Set(rows.map((row) => row.id));
   }
 
-  // Both stores ------------------------------------------------------------------------------
+  // Both stores: the endpoints' health -------------------------------------------------------
 
   /**
    * The health of the results' endpoints, in id order; on PostgreSQL locked (`FOR UPDATE`), so
@@ -580,11 +544,6 @@ function flag(value: bigint | number | boolean): boolean {
   return value === true || Number(value) === 1;
 }
 
-/** The endpoints of the results, released ones included (their deliveries are written as well). */
-function endpointsOf(results: readonly RecordedResult[]): string[] {
-  return [...new Set(results.map(({ delivery }) => delivery.endpointId))];
-}
-
 interface SqliteCandidate {
   id: string;
   url: string;
@@ -606,8 +565,8 @@ interface SqliteDueRow {
 type SqliteStatements = ReturnType<typeof sqliteStatements>;
 
 /**
- * SQLite's claim and record, one statement per row (their times are Unix ms values; leases on the
- * lease clock). Compiled once each: they run for every claim and every result.
+ * SQLite's claim and results, one statement per endpoint or row (their times are Unix ms values;
+ * leases on the lease clock). Compiled once each: they run for every claim and every result.
  */
 function sqliteStatements(db: Kysely<Tables>) {
   return {
@@ -722,8 +681,8 @@ const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigin
 const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint <> r.due_at');
 
 /**
- * PostgreSQL's claim and record: a claim in one statement (LATERAL: each endpoint's room), results
- * and health batched with `unnest`, all on the server's clock. Compiled once each, and planned for
+ * PostgreSQL's claim and results: a claim in one statement (LATERAL: each endpoint's room), results
+ * batched with `unnest`, all on the server's clock. Compiled once each, and planned for
  * their values each time (never named: see `PrepareOptions.named`): the queue is empty at start-up
  * and holds a backlog under load, and a plan kept from the one would scan the other.
  */
