@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { ConfigError } from '../../config/config.error';
 import { isSealed, SECRETS_KEY_FILE, SecretsCipher, SecretsKeyError } from './secrets-cipher';
 import { sealInFirstForm } from '../../../test/support/first-form-seal';
@@ -167,5 +168,39 @@ describe('SecretsColumn', () => {
     expect(keyless.read(clear, 'ep_1')).toEqual(secrets);
     expect(keyless.resealed(clear, 'ep_1', true)).toBeUndefined();
     expect(() => keyless.write(secrets, 'ep_1')).toThrow(SecretsKeyError);
+  });
+
+  describe('when secrets are opened to sign', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    it('should hold back an endpoint whose secrets no key opens for a minute, saying so once, never the secret', () => {
+      const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      let now = 1_000_000;
+      jest.spyOn(Date, 'now').mockImplementation(() => now);
+      const lost = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_lost');
+      const column = new SecretsColumn(new SecretsCipher([KEY]), []);
+      expect(column.forSigning(column.write(secrets, 'ep_ok'), 'ep_ok')).toEqual(secrets);
+      expect(column.heldBack()).toEqual([]);
+      expect(column.forSigning(lost, 'ep_lost')).toBeUndefined();
+      expect(column.heldBack()).toEqual(['ep_lost']);
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(logged.mock.calls[0][0]).toBe(
+        'Cannot sign for webhook endpoint ep_lost: a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY. ' +
+          'Its deliveries stay pending, unsent and uncounted, until WEBHOOK_SECRETS_KEY holds the key again ' +
+          '(tried again every minute); other endpoints are not held up',
+      );
+      expect(JSON.stringify(logged.mock.calls)).not.toContain(SECRET.slice(6));
+      now += 59_999;
+      expect(column.heldBack()).toEqual(['ep_lost']);
+      now += 1;
+      expect(column.heldBack()).toEqual([]);
+      // Tried again after the minute, said again.
+      expect(column.forSigning(lost, 'ep_lost')).toBeUndefined();
+      expect(column.heldBack()).toEqual(['ep_lost']);
+      // Once its secret opens (rotated with a new one), it is no longer held back.
+      expect(column.forSigning(column.write(secrets, 'ep_lost'), 'ep_lost')).toEqual(secrets);
+      expect(column.heldBack()).toEqual([]);
+      expect(logged).toHaveBeenCalledTimes(2);
+    });
   });
 });

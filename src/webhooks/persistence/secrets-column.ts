@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { SigningSecret } from '../endpoints/endpoint';
 import { isBound, isSealed, SecretsCipher, SecretsKeyError } from './secrets-cipher';
 
@@ -6,6 +7,12 @@ import { isBound, isSealed, SecretsCipher, SecretsKeyError } from './secrets-cip
  * Reading it gives the configured ones.
  */
 export const CONFIGURED_SECRETS = 'config:WEBHOOK_SECRET';
+
+/**
+ * How long an endpoint whose stored secrets no configured key opens is left out of the claims, and
+ * so how often it is logged: its deliveries wait, pending and uncounted, and the others flow.
+ */
+const UNREADABLE_SECRETS_RETRY_MS = 60_000;
 
 /**
  * The `secrets` column of `webhook_endpoints`. Inside, a JSON array of `{"secret", "expiresAt"?}`,
@@ -25,6 +32,9 @@ export class SecretsColumn {
   private readonly opened = new Map<string, SigningSecret[]>();
   // Set once the first reseal is recorded: from then on a value bound to no endpoint does not open.
   private unboundOpen = true;
+  /** Endpoints whose stored secrets no configured key opens, and until when claims leave them out. */
+  private readonly unreadable = new Map<string, number>();
+  private readonly logger = new Logger('Webhooks');
 
   /**
    * @param cipher undefined when no key is configured: then nothing can be written (nothing can be:
@@ -84,6 +94,37 @@ export class SecretsColumn {
     if (this.opened.size >= 10_000) this.opened.clear();
     this.opened.set(remembered, secrets);
     return secrets;
+  }
+
+  /**
+   * The secrets to sign `endpointId`'s deliveries with; undefined when no configured key opens them (a
+   * key left out of WEBHOOK_SECRETS_KEY, an altered row). Then the endpoint is held back from the
+   * claims for a while (`heldBack`) and said once (its id, never a secret): one such row must not stop
+   * every other endpoint.
+   */
+  forSigning(column: string, endpointId: string): readonly SigningSecret[] | undefined {
+    try {
+      const secrets = this.read(column, endpointId);
+      if (this.unreadable.size > 0) this.unreadable.delete(endpointId);
+      return secrets;
+    } catch (error) {
+      if (!(error instanceof SecretsKeyError)) throw error;
+      this.unreadable.set(endpointId, Date.now() + UNREADABLE_SECRETS_RETRY_MS);
+      this.logger.error(
+        `Cannot sign for webhook endpoint ${endpointId}: ${error.message}. Its deliveries stay pending, ` +
+          `unsent and uncounted, until ${error.keyMissing ? 'WEBHOOK_SECRETS_KEY holds the key again' : 'its secret opens, or is rotated with a new one'} ` +
+          '(tried again every minute); other endpoints are not held up',
+      );
+      return undefined;
+    }
+  }
+
+  /** The endpoints the claims leave out now: their secrets did not open within the last interval. */
+  heldBack(): string[] {
+    if (this.unreadable.size === 0) return [];
+    const now = Date.now();
+    for (const [id, until] of this.unreadable) if (until <= now) this.unreadable.delete(id);
+    return [...this.unreadable.keys()];
   }
 
   /**

@@ -1,36 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Injectable, Logger } from '@nestjs/common';
-import BetterSqlite3 from 'better-sqlite3';
+import { Injectable } from '@nestjs/common';
 import { CompiledQuery, Kysely, sql } from 'kysely';
-import { PoolClient } from 'pg';
 import { Database } from '../../database/database';
-import { PostgresDatabase, TransactionOptions } from '../../database/postgres-database';
 import { prepareQuery } from '../../database/prepared-query';
-import { runCompiled, SqliteDatabase } from '../../database/sqlite-database';
-import { sqliteFailure } from '../../database/sqlite-errors';
-import { StatementResult } from '../../database/transaction';
 import { Tables } from '../../database/tables';
+import { Transaction, TransactionOptions } from '../../database/transaction';
 import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
 import { Backlog, ClaimedDelivery, DeliveryStatus, EndpointRef, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './dispatch-queue';
-import { SecretsKeyError } from './secrets-cipher';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
-
-/** How each store claims and records: the one place where the dialects' queue differs (see the class). */
-interface DialectQueue {
-  claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
-  record(
-    results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Recorded>;
-  /** One statement of the queue's bookkeeping, on the store's connection for it, failures as the port's errors. */
-  run<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>>;
-}
 
 /**
  * The clock of SQLite's leases: the wall clock when this process started, then the monotonic clock.
@@ -42,69 +24,106 @@ function leaseClock(): number {
 }
 
 /**
- * Claims and results commit without waiting for PostgreSQL's WAL flush (`synchronous_commit = off`):
- * they are visible to every instance at once, and a crash can lose only the last moments of them,
- * which sends those deliveries again with the same webhook-id (at least once, as always). The events
- * themselves commit with the plants, durably.
+ * Claims and results are bookkeeping whose loss on a crash is harmless: they commit without waiting
+ * for the disk (SQLite's relaxed connection, PostgreSQL's `synchronous_commit = off`), are visible at
+ * once, and a crash can lose only the last moments of them, which sends those deliveries again with
+ * the same webhook-id (at least once, as always). The events themselves commit with the plants, durably.
  */
-const ASYNCHRONOUS_COMMIT = ['SET LOCAL synchronous_commit TO off'];
-/**
- * How long an endpoint whose stored secrets no configured key opens is left out of the claims, and
- * so how often it is logged: its deliveries wait, pending and uncounted, and the others flow.
- */
-const UNREADABLE_SECRETS_RETRY_MS = 60_000;
-
+const RELAXED: TransactionOptions = { durability: 'relaxed' };
 /** PostgreSQL's claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
-const CLAIM_BEGIN = [...ASYNCHRONOUS_COMMIT, "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-claim'))"];
+const CLAIM: TransactionOptions = { durability: 'relaxed', locks: ['plant-store:webhook-claim'] };
+
+/** Where the stores' queues truly differ: how a claim finds and leases its rows, and how results are written. */
+interface DialectSteps {
+  claim(tx: Transaction, limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]>;
+  /** Writes the results' deliveries (and attempt rows); the ids of those whose lease was still the claim's. */
+  recordDeliveries(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>>;
+}
 
 /**
- * The outbox's queue in whichever store `DatabaseModule` chose. Pruning, the backlog and the
- * throttled gauge are written once. Claims and results differ where the stores do, each in its
- * named methods:
+ * The outbox's queue in whichever store `DatabaseModule` chose, every step one transaction of
+ * `Database.transaction` (relaxed: see `RELAXED`). Pruning, the backlog, the throttled gauge and the
+ * endpoints' health after a record are written once. The claim and the writing of results differ
+ * where the stores do, each in its named method:
  *
- * - SQLite (`claimSqlite`, `recordSqlite`): one synchronous `BEGIN IMMEDIATE` transaction each, on
- *   the relaxed connection (`relaxedConnection`: not fsynced on its own, a lost claim or result only
- *   means a resend), so nothing of this process comes between a read and the write it decides. Only
- *   compiled statements run on that connection, never Kysely's driver. Times are Unix ms of this
- *   instance; leases use the lease clock.
- * - PostgreSQL (`claimPostgres`, `recordPostgres`): one statement per step, shared by every instance,
- *   on the server's clock. A claim takes an advisory lock, so the per-endpoint cap is exact across
- *   instances; a record batches its rows with `unnest`; both commit asynchronously.
+ * - SQLite (`claimSqlite`, `recordDeliveriesSqlite`): one `BEGIN IMMEDIATE` transaction, so nothing
+ *   of this process comes between a read and the write it decides; per endpoint and per row, with
+ *   statements compiled once. Times are Unix ms of this instance; leases use the lease clock.
+ * - PostgreSQL (`claimPostgres`, `recordDeliveriesPostgres`): one statement per step, shared by every
+ *   instance, on the server's clock. A claim takes an advisory lock (`CLAIM`), so the per-endpoint cap
+ *   is exact across instances; a record batches its rows with `unnest`.
  *
  * The per-endpoint cap is the dispatch policy's (`endpointChange` writes `in_flight_cap`): the claims
  * only read it, NULL meaning the configured cap. Each claimed row carries a lease (`locked_until`,
- * `lease_token`) that keeps it claimed, without a lock, while it is sent.
+ * `lease_token`) that keeps it claimed, without a lock, while it is sent. An endpoint whose secrets
+ * no key opens is left out (`SecretsColumn.heldBack`), its rows as they were.
  */
 @Injectable()
 export class SqlDispatchQueue implements DispatchQueue {
-  private readonly logger = new Logger('Webhooks');
   private readonly clock: StoreClock;
-  private readonly queue: DialectQueue;
-  /** Endpoints whose stored secrets no configured key opens, and until when claims leave them out. */
-  private readonly unreadable = new Map<string, number>();
+  /** PostgreSQL locks rows; SQLite's writers take turns on the whole file. */
+  private readonly locksRows: boolean;
+  private readonly steps: DialectSteps;
 
   constructor(
-    database: Database,
+    private readonly database: Database,
     private readonly db: Kysely<Tables>,
     private readonly secretsColumn: SecretsColumn,
   ) {
     this.clock = storeClock(database);
-    this.queue = database.choose({
-      sqlite: (store) => this.sqliteQueue(store),
-      postgres: (store) => this.postgresQueue(store),
+    this.locksRows = database.choose({ sqlite: () => false, postgres: () => true });
+    this.steps = database.choose<DialectSteps>({
+      sqlite: () => {
+        const statements = sqliteStatements(db);
+        return {
+          claim: (tx, limit, leaseMs, cap) => this.claimSqlite(tx, statements, limit, leaseMs, cap),
+          recordDeliveries: (tx, results) => this.recordDeliveriesSqlite(tx, statements, results),
+        };
+      },
+      postgres: () => {
+        const statements = postgresStatements(db);
+        return {
+          claim: (tx, limit, leaseMs, cap) => this.claimPostgres(tx, statements, limit, leaseMs, cap),
+          recordDeliveries: (tx, results) => this.recordDeliveriesPostgres(tx, statements, results),
+        };
+      },
     });
   }
 
   claim(limit: number, leaseMs: number, endpointCap: number): Promise<ClaimedDelivery[]> {
-    return this.queue.claim(limit, leaseMs, endpointCap);
+    return this.database.transaction(
+      'claim webhook deliveries',
+      (tx) => this.steps.claim(tx, limit, leaseMs, endpointCap),
+      CLAIM,
+    );
   }
 
+  /**
+   * The endpoints of the results locked first, in id order (`healthQuery`), then the deliveries and
+   * their attempt rows (each only while its lease is still this claim's), then the endpoints' health
+   * from the results recorded (`healthChanges`). Endpoints before deliveries, as every transaction that
+   * writes both takes them (a disable fails its endpoint's pending deliveries; a delete removes them):
+   * none waits on another in a circle.
+   */
   record(
     results: readonly RecordedResult[],
     disableAfterMs: number,
     retryScheduleMs: readonly number[],
   ): Promise<Recorded> {
-    return this.queue.record(results, disableAfterMs, retryScheduleMs);
+    // Released results too: their deliveries are written as well.
+    const ids = [...new Set(results.map(({ delivery }) => delivery.endpointId))];
+    if (ids.length === 0) return Promise.resolve(NOTHING_RECORDED);
+    return this.database.transaction(
+      'record webhook attempts',
+      async (tx) => {
+        const { rows: endpoints } = await tx.execute(this.healthQuery(ids, disableAfterMs));
+        const recorded = await this.steps.recordDeliveries(tx, results);
+        const { writes, outcome } = this.healthChanges(endpoints, results, recorded, disableAfterMs, retryScheduleMs);
+        for (const write of writes) await tx.execute(write);
+        return { recorded: recorded.size, ...outcome };
+      },
+      RELAXED,
+    );
   }
 
   /**
@@ -114,7 +133,7 @@ export class SqlDispatchQueue implements DispatchQueue {
    */
   async prune(olderThanMs: number, limit: number): Promise<number> {
     const cutoff = this.clock.fromNow(-olderThanMs);
-    const { rows } = await this.queue.run(
+    const { rows } = await this.database.execute(
       'prune webhook deliveries',
       this.db
         .selectFrom('webhook_deliveries')
@@ -127,7 +146,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     let pruned = 0;
     if (rows.length > 0) {
       const ids = rows.map((row) => BigInt(row.id));
-      await this.queue.run(
+      await this.write(
         'prune webhook attempts',
         // Only of deliveries still finished: one resent since the select keeps its attempt log.
         this.db
@@ -137,13 +156,13 @@ export class SqlDispatchQueue implements DispatchQueue {
           )
           .compile(),
       );
-      const deleted = await this.queue.run(
+      const deleted = await this.write(
         'prune webhook deliveries',
         this.db.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '<>', 'pending').compile(),
       );
       pruned += deleted.affectedRows;
     }
-    const orphans = await this.queue.run(
+    const orphans = await this.write(
       'prune webhook messages',
       this.db
         .deleteFrom('webhook_messages')
@@ -170,7 +189,7 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   async backlog(): Promise<Backlog> {
-    const { rows } = await this.queue.run(
+    const { rows } = await this.database.execute(
       'count pending webhook deliveries',
       this.db
         .selectFrom('webhook_deliveries')
@@ -187,7 +206,7 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   async throttledEndpoints(): Promise<number> {
-    const { rows } = await this.queue.run(
+    const { rows } = await this.database.execute(
       'count throttled webhook endpoints',
       this.db
         .selectFrom('webhook_endpoints')
@@ -233,210 +252,98 @@ export class SqlDispatchQueue implements DispatchQueue {
     };
   }
 
-  /**
-   * The endpoint's secrets; undefined when no configured key opens them (a key left out of
-   * WEBHOOK_SECRETS_KEY, an altered row). Then the endpoint is left out of the claims for a while
-   * and said once (its id, never a secret): one such row must not stop every other endpoint.
-   */
-  private secretsOf(endpointId: string, column: string): readonly SigningSecret[] | undefined {
-    try {
-      const secrets = this.secretsColumn.read(column, endpointId);
-      if (this.unreadable.size > 0) this.unreadable.delete(endpointId);
-      return secrets;
-    } catch (error) {
-      if (!(error instanceof SecretsKeyError)) throw error;
-      this.unreadable.set(endpointId, Date.now() + UNREADABLE_SECRETS_RETRY_MS);
-      this.logger.error(
-        `Cannot sign for webhook endpoint ${endpointId}: ${error.message}. Its deliveries stay pending, ` +
-          `unsent and uncounted, until ${error.keyMissing ? 'WEBHOOK_SECRETS_KEY holds the key again' : 'its secret opens, or is rotated with a new one'} ` +
-          '(tried again every minute); other endpoints are not held up',
-      );
-      return undefined;
-    }
-  }
-
-  /** The endpoints the claims leave out now: their secrets did not open within the last interval. */
-  private unreadableNow(): string[] {
-    if (this.unreadable.size === 0) return [];
-    const now = Date.now();
-    for (const [id, until] of this.unreadable) if (until <= now) this.unreadable.delete(id);
-    return [...this.unreadable.keys()];
+  /** One statement of the queue's bookkeeping, in a relaxed transaction of its own. */
+  private write<Row>(action: string, query: CompiledQuery<Row>) {
+    return this.database.transaction(action, (tx) => tx.execute(query), RELAXED);
   }
 
   // SQLite ------------------------------------------------------------------------------------
-
-  private sqliteQueue(store: SqliteDatabase): DialectQueue {
-    const statements = sqliteStatements(this.db);
-    /** Synchronously, on the relaxed connection (opened on first use), its failure as the port's. */
-    const onRelaxed = <T>(work: (connection: BetterSqlite3.Database) => T): T => {
-      try {
-        return work(store.relaxedConnection);
-      } catch (error) {
-        throw sqliteFailure('SQLite failed to read or update the webhook outbox', error);
-      }
-    };
-    return {
-      claim: async (limit, leaseMs, endpointCap) =>
-        onRelaxed((connection) =>
-          connection
-            .transaction(() => this.claimSqlite(connection, statements, limit, leaseMs, endpointCap))
-            .immediate(),
-        ),
-      record: async (results, disableAfterMs, retryScheduleMs) =>
-        onRelaxed((connection) =>
-          connection
-            .transaction(() => this.recordSqlite(connection, statements, results, disableAfterMs, retryScheduleMs))
-            .immediate(),
-        ),
-      run: async (_action, query) => onRelaxed((connection) => runCompiled(connection, query)),
-    };
-  }
 
   /**
    * SQLite's claim, inside its transaction: per enabled endpoint that is not paused, its room (its
    * cap less what is leased now), then its due rows up to that room; the oldest due of all are leased.
    */
-  private claimSqlite(
-    connection: BetterSqlite3.Database,
+  private async claimSqlite(
+    tx: Transaction,
     s: SqliteStatements,
     limit: number,
     leaseMs: number,
     endpointCap: number,
-  ): ClaimedDelivery[] {
-    const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query).rows;
+  ): Promise<ClaimedDelivery[]> {
+    const run = async <Row>(query: CompiledQuery<Row>) => (await tx.execute(query)).rows;
     const token = randomUUID();
     const now = Date.now();
     const leaseNow = leaseClock();
     const picked: { row: SqliteDueRow; endpoint: SqliteCandidate; secrets: readonly SigningSecret[] }[] = [];
-    const unreadable = this.unreadableNow();
-    for (const endpoint of run(s.candidates({ now }))) {
+    const unreadable = this.secretsColumn.heldBack();
+    for (const endpoint of await run(s.candidates({ now }))) {
       if (unreadable.includes(endpoint.id)) continue;
       // Its cap across instances: the one the dispatch policy gave it (a throttled endpoint's probe), or the configured one.
       const cap = endpoint.in_flight_cap === null ? endpointCap : Number(endpoint.in_flight_cap);
-      const room = cap - Number(run(s.leased({ endpointId: endpoint.id, leaseNow }))[0].leased);
+      const room = cap - Number((await run(s.leased({ endpointId: endpoint.id, leaseNow })))[0].leased);
       if (room <= 0) continue;
-      const due = run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }));
+      const due = await run(s.due({ endpointId: endpoint.id, now, leaseNow, limit: room }));
       if (due.length === 0) continue;
       // Read before anything is leased: an endpoint that cannot be signed for leaves its rows as they are.
-      const secrets = this.secretsOf(endpoint.id, endpoint.secrets);
+      const secrets = this.secretsColumn.forSigning(endpoint.secrets, endpoint.id);
       if (secrets === undefined) continue;
       for (const row of due) picked.push({ row, endpoint, secrets });
     }
     picked.sort((a, b) => Number(BigInt(a.row.next_attempt_at) - BigInt(b.row.next_attempt_at)));
-    return picked.slice(0, limit).map(({ row, endpoint, secrets }) => {
-      run(s.lease({ id: BigInt(row.id), until: leaseNow + leaseMs, token }));
-      return this.claimed(
-        { ...row, endpoint_id: endpoint.id, url: endpoint.url, secrets: endpoint.secrets, due_at: row.next_attempt_at },
-        secrets,
-        token,
+    const claimed: ClaimedDelivery[] = [];
+    for (const { row, endpoint, secrets } of picked.slice(0, limit)) {
+      await tx.execute(s.lease({ id: BigInt(row.id), until: leaseNow + leaseMs, token }));
+      claimed.push(
+        this.claimed(
+          {
+            ...row,
+            endpoint_id: endpoint.id,
+            url: endpoint.url,
+            secrets: endpoint.secrets,
+            due_at: row.next_attempt_at,
+          },
+          secrets,
+          token,
+        ),
       );
-    });
+    }
+    return claimed;
   }
 
-  /** SQLite's record, inside its transaction: each result on its own row, then each endpoint's health. */
-  private recordSqlite(
-    connection: BetterSqlite3.Database,
+  /** SQLite's results, inside the record's transaction: each on its own row, with its attempt row. */
+  private async recordDeliveriesSqlite(
+    tx: Transaction,
     s: SqliteStatements,
     results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Recorded {
-    const run = <Row>(query: CompiledQuery<Row>) => runCompiled(connection, query);
+  ): Promise<Set<string>> {
     const now = Date.now();
-    let recorded = 0;
-    const byEndpoint = new Map<string, RecordedResult['result'][]>();
+    const recorded = new Set<string>();
     for (const { delivery, result } of results) {
       const key = { id: BigInt(delivery.id), token: delivery.leaseToken };
       const due = Number(delivery.dueAt);
-      const changed = run(
-        result.kind === 'succeeded'
-          ? s.finish({ ...key, due, status: 'succeeded', now })
-          : result.kind === 'retry'
-            ? s.retry({ ...key, due, next: now + result.delayMs })
-            : result.kind === 'failed'
-              ? s.finish({ ...key, due, status: 'failed', now })
-              : s.release(key),
+      const changed = (
+        await tx.execute(
+          result.kind === 'succeeded'
+            ? s.finish({ ...key, due, status: 'succeeded', now })
+            : result.kind === 'retry'
+              ? s.retry({ ...key, due, next: now + result.delayMs })
+              : result.kind === 'failed'
+                ? s.finish({ ...key, due, status: 'failed', now })
+                : s.release(key),
+        )
       ).affectedRows;
-      recorded += changed;
-      // Only what was recorded counts, for the endpoint's health too: a lease that ran out is another's now.
-      if (result.kind === 'released' || changed === 0) continue;
+      if (changed === 0) continue;
+      recorded.add(delivery.id);
+      if (result.kind === 'released') continue;
       const { atMs, responseStatus, error, durationMs } = result.attempt;
-      run(s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }));
-      const ofEndpoint = byEndpoint.get(delivery.endpointId);
-      if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
-      else ofEndpoint.push(result);
-    }
-    const disabled: Recorded['disabled'][number][] = [];
-    const throttled: EndpointRef[] = [];
-    const recovered: EndpointRef[] = [];
-    for (const [id, endpointResults] of byEndpoint) {
-      const [row] = run(s.health({ id })).rows;
-      if (row === undefined) continue; // deleted meanwhile
-      const before = {
-        signals: Number(row.signals),
-        throttled: Number(row.throttled) === 1,
-        backoffs: Number(row.backoffs),
-      };
-      const change = endpointChange(before, endpointResults, retryScheduleMs);
-      if (change === undefined) continue;
-      run(
-        s.setHealth({
-          id,
-          now,
-          signals: change.signals,
-          throttled: change.throttled ? 1 : 0,
-          backoffs: change.backoffs,
-          cap: change.inFlightCap,
-          failing: change.failing ? 1 : 0,
-          keepPause: change.pause === 'keep' ? 1 : 0,
-          pausedUntil: typeof change.pause === 'object' ? now + change.pause.ms : null,
-        }),
+      await tx.execute(
+        s.attempt({ id: key.id, at: atMs, status: responseStatus ?? null, error: error ?? null, durationMs }),
       );
-      const [disabledNow] =
-        change.disable === undefined
-          ? change.failing
-            ? run(s.disable({ id, now, cutoff: now - disableAfterMs, reason: disabledReason(disableAfterMs) })).rows
-            : []
-          : run(s.disable({ id, now, cutoff: null, reason: change.disable })).rows;
-      if (disabledNow !== undefined) {
-        run(s.failPending({ id, now }));
-        disabled.push({ ...disabledNow, why: change.disable === undefined ? 'failing' : 'gone' });
-      } else if (change.throttled && !before.throttled) {
-        throttled.push({ id, url: row.url });
-      } else if (!change.throttled && before.throttled) {
-        recovered.push({ id, url: row.url });
-      }
     }
-    return { recorded, disabled, throttled, recovered };
+    return recorded;
   }
 
   // PostgreSQL --------------------------------------------------------------------------------
-
-  private postgresQueue(store: PostgresDatabase): DialectQueue {
-    const statements = postgresStatements(this.db);
-    const inTransaction = async <T>(
-      action: string,
-      options: TransactionOptions,
-      work: (client: PoolClient) => Promise<T>,
-    ): Promise<T> => {
-      try {
-        return await store.transaction(work, options);
-      } catch (error) {
-        throw store.translate(error, action);
-      }
-    };
-    return {
-      claim: (limit, leaseMs, endpointCap) =>
-        inTransaction('claim webhook deliveries', { begin: CLAIM_BEGIN }, (client) =>
-          this.claimPostgres(store, client, statements, limit, leaseMs, endpointCap),
-        ),
-      record: (results, disableAfterMs, retryScheduleMs) =>
-        inTransaction('record webhook attempts', { begin: ASYNCHRONOUS_COMMIT }, (client) =>
-          this.recordPostgres(store, client, statements, results, disableAfterMs, retryScheduleMs),
-        ),
-      run: (action, query) => store.execute(action, query),
-    };
-  }
 
   /**
    * PostgreSQL's claim, in one statement under the claim's advisory lock: per enabled endpoint that
@@ -446,53 +353,38 @@ export class SqlDispatchQueue implements DispatchQueue {
    * endpoint whose secrets no key opens are released again before the commit.
    */
   private async claimPostgres(
-    store: PostgresDatabase,
-    client: PoolClient,
+    tx: Transaction,
     s: PostgresStatements,
     limit: number,
     leaseMs: number,
     endpointCap: number,
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const { rows } = await store.executeOn(
-      client,
-      s.claim({ limit, leaseMs, token, endpointCap, unreadable: this.unreadableNow() }),
+    const { rows } = await tx.execute(
+      s.claim({ limit, leaseMs, token, endpointCap, unreadable: this.secretsColumn.heldBack() }),
     );
     const secrets = new Map<string, readonly SigningSecret[] | undefined>();
     const claimed: ClaimedDelivery[] = [];
     const unsigned: string[] = [];
     for (const row of rows) {
-      if (!secrets.has(row.endpoint_id)) secrets.set(row.endpoint_id, this.secretsOf(row.endpoint_id, row.secrets));
+      if (!secrets.has(row.endpoint_id))
+        secrets.set(row.endpoint_id, this.secretsColumn.forSigning(row.secrets, row.endpoint_id));
       const of = secrets.get(row.endpoint_id);
       if (of === undefined) unsigned.push(row.id);
       else claimed.push(this.claimed(row, of, token));
     }
-    if (unsigned.length > 0) await store.executeOn(client, s.unlease({ ids: unsigned, token }));
+    if (unsigned.length > 0) await tx.execute(s.unlease({ ids: unsigned, token }));
     return claimed;
   }
 
-  /**
-   * PostgreSQL's record: the endpoints of the results locked first, in id order (`health`), then the
-   * deliveries and their attempt rows in one `unnest` statement (each only while its lease is still
-   * this claim's), then the endpoints' health from the results recorded (`recordHealthPostgres`).
-   * Endpoints before deliveries, as every transaction that writes both takes them (a disable fails
-   * its endpoint's pending deliveries; a delete removes them): none waits on another in a circle.
-   */
-  private async recordPostgres(
-    store: PostgresDatabase,
-    client: PoolClient,
+  /** PostgreSQL's results, inside the record's transaction: every delivery and attempt row in one `unnest` statement. */
+  private async recordDeliveriesPostgres(
+    tx: Transaction,
     s: PostgresStatements,
     results: readonly RecordedResult[],
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Recorded> {
-    // Released results too: their deliveries are written as well.
-    const ids = [...new Set(results.map(({ delivery }) => delivery.endpointId))];
-    if (ids.length === 0) return { recorded: 0, disabled: [], throttled: [], recovered: [] };
-    const { rows: endpoints } = await store.executeOn(client, s.health({ ids, disableAfterMs }));
+  ): Promise<Set<string>> {
     const attempted = (result: RecordedResult['result']) => (result.kind === 'released' ? undefined : result.attempt);
-    const { rows } = await store.executeOn(
-      client,
+    const { rows } = await tx.execute(
       s.record({
         ids: results.map(({ delivery }) => delivery.id),
         tokens: results.map(({ delivery }) => delivery.leaseToken),
@@ -508,8 +400,52 @@ export class SqlDispatchQueue implements DispatchQueue {
         durations: results.map(({ result }) => attempted(result)?.durationMs ?? null),
       }),
     );
-    // Only what was recorded counts, for the endpoint's health too: a lease that ran out is another's now.
-    const recorded = new Set(rows.map((row) => row.id));
+    return new Set(rows.map((row) => row.id));
+  }
+
+  // Both stores: the endpoints' health -------------------------------------------------------
+
+  /**
+   * The health of the results' endpoints, in id order; on PostgreSQL locked (`FOR UPDATE`), so
+   * instances recording at once count every signal, and endpoints are locked before deliveries, as
+   * every transaction that writes both takes them: none waits on another in a circle.
+   */
+  private healthQuery(ids: readonly string[], disableAfterMs: number): CompiledQuery<HealthRow> {
+    return this.db
+      .selectFrom('webhook_endpoints')
+      .select([
+        'id',
+        'url',
+        'signals',
+        'throttled',
+        'backoffs',
+        'disabled',
+        sql<
+          boolean | bigint
+        >`coalesce(failing_since, ${this.clock.now()}) <= ${this.clock.fromNow(-disableAfterMs)}`.as('overdue'),
+        sql<boolean | bigint>`(failures = 0 AND failing_since IS NULL AND paused_until IS NULL
+                               AND in_flight_cap IS NULL)`.as('at_rest'),
+      ])
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .$if(this.locksRows, (q) => q.forUpdate())
+      .compile();
+  }
+
+  /**
+   * What the recorded results do to their endpoints (`endpointChange`, the dispatch policy), from their
+   * rows as read by `healthQuery`: the statements that write it back (none for an endpoint at rest that
+   * stays so, the common case), with the disabling it decided (410 Gone, or failing for
+   * `disableAfterMs`), and what the dispatcher is told. Only recorded results count: a lease that ran
+   * out is another's now, and so is what its result says about the endpoint.
+   */
+  private healthChanges(
+    rows: readonly HealthRow[],
+    results: readonly RecordedResult[],
+    recorded: ReadonlySet<string>,
+    disableAfterMs: number,
+    retryScheduleMs: readonly number[],
+  ): { writes: CompiledQuery[]; outcome: Omit<Recorded, 'recorded'> } {
     const byEndpoint = new Map<string, RecordedResult['result'][]>();
     for (const { delivery, result } of results) {
       if (result.kind === 'released' || !recorded.has(delivery.id)) continue;
@@ -517,81 +453,95 @@ export class SqlDispatchQueue implements DispatchQueue {
       if (ofEndpoint === undefined) byEndpoint.set(delivery.endpointId, [result]);
       else ofEndpoint.push(result);
     }
-    if (byEndpoint.size === 0) return { recorded: rows.length, disabled: [], throttled: [], recovered: [] };
-    const health = await this.recordHealthPostgres(
-      store,
-      client,
-      s,
-      endpoints,
-      byEndpoint,
-      disableAfterMs,
-      retryScheduleMs,
-    );
-    return { recorded: rows.length, ...health };
-  }
-
-  /**
-   * The endpoints' health after their results: from their rows as locked (in id order, so instances
-   * recording at once count every signal), the dispatch policy's change, written back with the
-   * disabling it decided (410 Gone, or failing for `disableAfterMs`) in one `unnest` statement.
-   */
-  private async recordHealthPostgres(
-    store: PostgresDatabase,
-    client: PoolClient,
-    s: PostgresStatements,
-    rows: readonly PostgresHealthRow[],
-    byEndpoint: ReadonlyMap<string, readonly RecordedResult['result'][]>,
-    disableAfterMs: number,
-    retryScheduleMs: readonly number[],
-  ): Promise<Omit<Recorded, 'recorded'>> {
-    const changes: { row: PostgresHealthRow; change: EndpointChange; disable: string | null }[] = [];
-    const outcome: { disabled: Recorded['disabled'][number][]; throttled: EndpointRef[]; recovered: EndpointRef[] } = {
-      disabled: [],
-      throttled: [],
-      recovered: [],
+    const writes: CompiledQuery[] = [];
+    const outcome = {
+      disabled: [] as Recorded['disabled'][number][],
+      throttled: [] as EndpointRef[],
+      recovered: [] as EndpointRef[],
     };
     for (const row of rows) {
-      const change = endpointChange(row, byEndpoint.get(row.id) ?? [], retryScheduleMs);
+      const results = byEndpoint.get(row.id);
+      if (results === undefined) continue;
+      const before = { signals: Number(row.signals), throttled: flag(row.throttled), backoffs: Number(row.backoffs) };
+      const change = endpointChange(before, results, retryScheduleMs);
       if (change === undefined) continue;
-      const why = row.disabled
+      const why = flag(row.disabled)
         ? undefined
         : change.disable !== undefined
           ? 'gone'
-          : change.failing && row.overdue
+          : change.failing && flag(row.overdue)
             ? 'failing'
             : undefined;
-      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : null;
+      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : undefined;
       const unchanged =
-        row.at_rest &&
+        flag(row.at_rest) &&
         !change.failing &&
         change.pause === 'clear' &&
         change.inFlightCap === null &&
-        change.signals === row.signals &&
-        change.throttled === row.throttled &&
-        change.backoffs === row.backoffs;
-      if (!unchanged) changes.push({ row, change, disable });
+        change.signals === before.signals &&
+        change.throttled === before.throttled &&
+        change.backoffs === before.backoffs;
+      if (!unchanged) writes.push(...this.healthWrites(row.id, change, disable));
       const ref = { id: row.id, url: row.url };
       if (why !== undefined) outcome.disabled.push({ ...ref, why });
-      else if (change.throttled && !row.throttled) outcome.throttled.push(ref);
-      else if (!change.throttled && row.throttled) outcome.recovered.push(ref);
+      else if (change.throttled && !before.throttled) outcome.throttled.push(ref);
+      else if (!change.throttled && before.throttled) outcome.recovered.push(ref);
     }
-    if (changes.length === 0) return outcome;
-    await store.executeOn(
-      client,
-      s.setHealth({
-        ids: changes.map(({ row }) => row.id),
-        signals: changes.map(({ change }) => change.signals),
-        throttled: changes.map(({ change }) => change.throttled),
-        backoffs: changes.map(({ change }) => change.backoffs),
-        caps: changes.map(({ change }) => change.inFlightCap),
-        failing: changes.map(({ change }) => change.failing),
-        keepPause: changes.map(({ change }) => change.pause === 'keep'),
-        pauseMs: changes.map(({ change }) => (typeof change.pause === 'object' ? change.pause.ms : null)),
-        disable: changes.map(({ disable }) => disable),
-      }),
-    );
-    return outcome;
+    return { writes, outcome };
   }
+
+  /** The endpoint's row as the dispatch policy decided it; disabled with `disable`, its pending deliveries failed. */
+  private healthWrites(id: string, change: EndpointChange, disable: string | undefined): CompiledQuery[] {
+    const now = this.clock.now();
+    const health = this.db
+      .updateTable('webhook_endpoints')
+      .set({
+        signals: change.signals,
+        throttled: sql.lit(change.throttled),
+        backoffs: change.backoffs,
+        in_flight_cap: change.inFlightCap,
+        failures: change.failing ? sql<number>`failures + 1` : 0,
+        failing_since: change.failing ? sql<number>`coalesce(failing_since, ${now})` : null,
+        paused_until:
+          change.pause === 'keep'
+            ? sql<number>`paused_until`
+            : change.pause === 'clear'
+              ? null
+              : this.clock.fromNow(change.pause.ms),
+      })
+      .$if(disable !== undefined, (q) => q.set({ disabled: sql.lit(true), disabled_reason: disable!, updated_at: now }))
+      .where('id', '=', id)
+      .compile();
+    if (disable === undefined) return [health];
+    const failPending = this.db
+      .updateTable('webhook_deliveries')
+      .set({ status: sql.lit('failed'), finished_at: now, locked_until: sql.lit(null), lease_token: sql.lit(null) })
+      .where('endpoint_id', '=', id)
+      .where('status', '=', sql.lit('pending'))
+      .compile();
+    return [health, failPending];
+  }
+}
+
+/** An endpoint's health as the record reads it (flags and counts as each store gives them). */
+interface HealthRow {
+  id: string;
+  url: string;
+  signals: bigint | number;
+  throttled: bigint | boolean;
+  backoffs: bigint | number;
+  disabled: bigint | boolean;
+  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
+  overdue: bigint | boolean;
+  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
+  at_rest: bigint | boolean;
+}
+
+const NOTHING_RECORDED: Recorded = { recorded: 0, disabled: [], throttled: [], recovered: [] };
+
+/** A flag as either store reads it: 0/1 (a bigint) on SQLite, a boolean on PostgreSQL. */
+function flag(value: bigint | number | boolean): boolean {
+  return value === true || Number(value) === 1;
 }
 
 interface SqliteCandidate {
@@ -615,8 +565,8 @@ interface SqliteDueRow {
 type SqliteStatements = ReturnType<typeof sqliteStatements>;
 
 /**
- * SQLite's claim and record, one statement per row (their times are Unix ms values; leases on the
- * lease clock). Compiled once each: they run for every claim and every result.
+ * SQLite's claim and results, one statement per endpoint or row (their times are Unix ms values;
+ * leases on the lease clock). Compiled once each: they run for every claim and every result.
  */
 function sqliteStatements(db: Kysely<Tables>) {
   return {
@@ -719,79 +669,7 @@ function sqliteStatements(db: Kysely<Tables>) {
         .values({ delivery_id: id, at, response_status: status, error, duration_ms: durationMs })
         .compile(),
     ),
-    health: prepareQuery<
-      { id: string },
-      { url: string; signals: bigint | number; throttled: bigint | number; backoffs: bigint | number }
-    >(({ id }) =>
-      db
-        .selectFrom('webhook_endpoints')
-        .select(['url', 'signals', sql<bigint>`throttled`.as('throttled'), 'backoffs'])
-        .where('id', '=', id)
-        .compile(),
-    ),
-    // The endpoint's row as the dispatch policy decided it.
-    setHealth: prepareQuery<
-      {
-        id: string;
-        now: number;
-        signals: number;
-        throttled: number;
-        backoffs: number;
-        cap: number | null;
-        failing: number;
-        keepPause: number;
-        pausedUntil: number | null;
-      },
-      never
-    >(({ id, now, signals, throttled, backoffs, cap, failing, keepPause, pausedUntil }) =>
-      db
-        .updateTable('webhook_endpoints')
-        .set({
-          signals,
-          throttled: sql<boolean>`${throttled}`,
-          backoffs,
-          in_flight_cap: cap,
-          failures: sql<number>`CASE WHEN ${failing} = 1 THEN failures + 1 ELSE 0 END`,
-          failing_since: sql<number>`CASE WHEN ${failing} = 1 THEN coalesce(failing_since, ${now}) END`,
-          paused_until: sql<number>`CASE WHEN ${keepPause} = 1 THEN paused_until ELSE ${pausedUntil} END`,
-        })
-        .where('id', '=', id)
-        .compile(),
-    ),
-    // Disables it (unless it is already): at once (`cutoff` NULL, a 410), or when it has failed since `cutoff`.
-    disable: prepareQuery<{ id: string; now: number; cutoff: number | null; reason: string }, EndpointRef>(
-      ({ id, now, cutoff, reason }) =>
-        db
-          .updateTable('webhook_endpoints')
-          .set({ disabled: sql.lit(true), disabled_reason: reason, updated_at: now })
-          .where('id', '=', id)
-          .where('disabled', '=', sql.lit(false))
-          .where(sql<boolean>`(${cutoff} IS NULL OR (failing_since IS NOT NULL AND failing_since <= ${cutoff}))`)
-          .returning(['id', 'url'])
-          .compile(),
-    ),
-    failPending: prepareQuery<{ id: string; now: number }, never>(({ id, now }) =>
-      db
-        .updateTable('webhook_deliveries')
-        .set({ status: sql.lit('failed'), finished_at: now, locked_until: sql.lit(null), lease_token: sql.lit(null) })
-        .where('endpoint_id', '=', id)
-        .where('status', '=', sql.lit('pending'))
-        .compile(),
-    ),
   };
-}
-
-interface PostgresHealthRow {
-  id: string;
-  url: string;
-  signals: number;
-  throttled: boolean;
-  backoffs: number;
-  disabled: boolean;
-  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
-  overdue: boolean;
-  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
-  at_rest: boolean;
 }
 
 type PostgresStatements = ReturnType<typeof postgresStatements>;
@@ -803,8 +681,8 @@ const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigin
 const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint <> r.due_at');
 
 /**
- * PostgreSQL's claim and record: a claim in one statement (LATERAL: each endpoint's room), results
- * and health batched with `unnest`, all on the server's clock. Compiled once each, and planned for
+ * PostgreSQL's claim and results: a claim in one statement (LATERAL: each endpoint's room), results
+ * batched with `unnest`, all on the server's clock. Compiled once each, and planned for
  * their values each time (never named: see `PrepareOptions.named`): the queue is empty at start-up
  * and holds a backlog under load, and a plan kept from the one would scan the other.
  */
@@ -897,48 +775,6 @@ function postgresStatements(db: Kysely<Tables>) {
           SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
           FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
         SELECT id::text AS id FROM updated`.compile(db),
-    ),
-    health: planEachTime<{ ids: readonly string[]; disableAfterMs: number }, PostgresHealthRow>(
-      ({ ids, disableAfterMs }) =>
-        sql<never>`SELECT id, url, signals, throttled, backoffs, disabled,
-                 coalesce(failing_since, clock_timestamp())
-                   <= clock_timestamp() - ${disableAfterMs}::float8 * interval '1 millisecond' AS overdue,
-                 (failures = 0 AND failing_since IS NULL AND paused_until IS NULL AND in_flight_cap IS NULL) AS at_rest
-          FROM webhook_endpoints WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`.compile(db),
-    ),
-    setHealth: planEachTime<
-      {
-        ids: string[];
-        signals: number[];
-        throttled: boolean[];
-        backoffs: number[];
-        caps: (number | null)[];
-        failing: boolean[];
-        keepPause: boolean[];
-        pauseMs: (number | null)[];
-        disable: (string | null)[];
-      },
-      never
-    >((h) =>
-      sql<never>`WITH h AS (
-          SELECT * FROM unnest(${h.ids}::text[], ${h.signals}::int[], ${h.throttled}::bool[], ${h.backoffs}::int[],
-                               ${h.caps}::int[], ${h.failing}::bool[], ${h.keepPause}::bool[], ${h.pauseMs}::float8[],
-                               ${h.disable}::text[])
-            AS h (id, signals, throttled, backoffs, cap, failing, keep_pause, pause_ms, disable)),
-        health AS (
-          UPDATE webhook_endpoints AS e
-          SET signals = h.signals, throttled = h.throttled, backoffs = h.backoffs, in_flight_cap = h.cap,
-              failures = CASE WHEN h.failing THEN e.failures + 1 ELSE 0 END,
-              failing_since = CASE WHEN h.failing THEN coalesce(e.failing_since, clock_timestamp()) END,
-              paused_until = CASE WHEN h.keep_pause THEN e.paused_until
-                                  ELSE clock_timestamp() + h.pause_ms * interval '1 millisecond' END,
-              disabled = e.disabled OR h.disable IS NOT NULL,
-              disabled_reason = coalesce(h.disable, e.disabled_reason),
-              updated_at = CASE WHEN h.disable IS NULL THEN e.updated_at ELSE clock_timestamp() END
-          FROM h WHERE e.id = h.id)
-        UPDATE webhook_deliveries AS d
-        SET status = 'failed', finished_at = clock_timestamp(), locked_until = NULL, lease_token = NULL
-        FROM h WHERE d.endpoint_id = h.id AND h.disable IS NOT NULL AND d.status = 'pending'`.compile(db),
     ),
   };
 }
