@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit, ServiceUnavailableException } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
@@ -174,6 +174,7 @@ function invalidCredentials(message: string, tokenPresented: boolean): InvalidCr
   return withoutStack(() => new InvalidCredentialsException(message, tokenPresented));
 }
 
+/** SHA-256 in one call (no Hash object a request). */
 function digest(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
+  return hash('sha256', token, 'buffer');
 }

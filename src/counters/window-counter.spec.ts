@@ -7,15 +7,15 @@ describe('WindowCounter', () => {
 
   it('should pass `limit` hits of a key in its window, refuse the next ones, and start again when it ends', () => {
     const windows = counter();
-    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: false, resetInMs: 60_000 });
+    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: false, hits: 1, resetInMs: 60_000 });
     clock += 30_000;
-    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: false, resetInMs: 30_000 });
-    expect(windows.hit('b', 60_000, 2)).toEqual({ limited: false, resetInMs: 60_000 });
-    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: true, resetInMs: 30_000 });
+    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: false, hits: 2, resetInMs: 30_000 });
+    expect(windows.hit('b', 60_000, 2)).toEqual({ limited: false, hits: 1, resetInMs: 60_000 });
+    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: true, hits: 3, resetInMs: 30_000 });
     clock += 29_000;
-    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: true, resetInMs: 1000 });
+    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: true, hits: 3, resetInMs: 1000 });
     clock += 1000;
-    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: false, resetInMs: 60_000 });
+    expect(windows.hit('a', 60_000, 2)).toEqual({ limited: false, hits: 1, resetInMs: 60_000 });
   });
 
   describe('when full', () => {
@@ -35,9 +35,9 @@ describe('WindowCounter', () => {
       expect(windows.hit('limited', 60_000, 1).limited).toBe(true);
       for (let index = 0; index < 100; index++) windows.hit(`new-${index}`, 60_000, 1);
       clock += 59_999;
-      expect(windows.hit('limited', 60_000, 1)).toEqual({ limited: true, resetInMs: 1 });
+      expect(windows.hit('limited', 60_000, 1)).toEqual({ limited: true, hits: 2, resetInMs: 1 });
       clock += 1;
-      expect(windows.hit('limited', 60_000, 1)).toEqual({ limited: false, resetInMs: 60_000 });
+      expect(windows.hit('limited', 60_000, 1)).toEqual({ limited: false, hits: 1, resetInMs: 60_000 });
       expect(windows.size).toBeLessThanOrEqual(4);
     });
 
@@ -45,10 +45,10 @@ describe('WindowCounter', () => {
       const windows = counter(1);
       windows.hit('a', 10, 0); // a is limited until 1010
       clock += 10;
-      expect(windows.hit('b', 10, 0)).toEqual({ limited: true, resetInMs: 10 }); // takes a's place
-      expect(windows.hit('new', 10, 0)).toEqual({ limited: true, resetInMs: 10 }); // no place: see below
+      expect(windows.hit('b', 10, 0)).toEqual({ limited: true, hits: 1, resetInMs: 10 }); // takes a's place
+      expect(windows.hit('new', 10, 0)).toEqual({ limited: true, hits: 1, resetInMs: 10 }); // no place: see below
       clock += 10;
-      expect(windows.hit('a', 10, 1)).toEqual({ limited: false, resetInMs: 10 });
+      expect(windows.hit('a', 10, 1)).toEqual({ limited: false, hits: 1, resetInMs: 10 });
     });
 
     it('should count every key it does not hold as limited while it cannot hold a key past its limit, until that key’s window ends', () => {
@@ -58,14 +58,14 @@ describe('WindowCounter', () => {
       clock += 10_000;
       windows.hit('held', 60_000, 5); // counted, below its limit
       clock += 10_000;
-      expect(windows.hit('second', 60_000, 0)).toEqual({ limited: true, resetInMs: 60_000 }); // not held: until 81,000
-      expect(windows.hit('stranger', 60_000, 5)).toEqual({ limited: true, resetInMs: 60_000 });
-      expect(windows.hit('held', 60_000, 5)).toEqual({ limited: false, resetInMs: 50_000 });
+      expect(windows.hit('second', 60_000, 0)).toEqual({ limited: true, hits: 1, resetInMs: 60_000 }); // not held: until 81,000
+      expect(windows.hit('stranger', 60_000, 5)).toEqual({ limited: true, hits: 6, resetInMs: 60_000 });
+      expect(windows.hit('held', 60_000, 5)).toEqual({ limited: false, hits: 2, resetInMs: 50_000 });
       expect(windows.size).toBe(3);
       clock += 59_999;
-      expect(windows.hit('second', 60_000, 0)).toEqual({ limited: true, resetInMs: 1 });
+      expect(windows.hit('second', 60_000, 0)).toEqual({ limited: true, hits: 1, resetInMs: 1 });
       clock += 1;
-      expect(windows.hit('stranger', 60_000, 5)).toEqual({ limited: false, resetInMs: 60_000 });
+      expect(windows.hit('stranger', 60_000, 5)).toEqual({ limited: false, hits: 1, resetInMs: 60_000 });
     });
   });
 });

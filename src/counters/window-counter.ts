@@ -2,6 +2,8 @@
 export interface WindowCount {
   /** Whether the key is past its limit: more hits in its window than the limit allows. */
   readonly limited: boolean;
+  /** The hits counted in the key's window, this one included; past the limit, the limit and one. */
+  readonly hits: number;
   /** Milliseconds until the window ends: the count starts again, or the key is no longer limited. */
   readonly resetInMs: number;
 }
@@ -9,7 +11,8 @@ export interface WindowCount {
 interface Window {
   readonly key: string;
   count: number;
-  readonly endsAt: number;
+  /** When the window ends; for a key past its limit with a block (`hit`'s `blockMs`), when that ends. */
+  endsAt: number;
   /** Which table holds it, and where. */
   limited: boolean;
   slot: number;
@@ -23,14 +26,15 @@ interface Window {
  *
  * - A new key takes the next place of `counting`: a key held there loses its count (it starts again),
  *   after `capacity` newer keys, each with its own limit.
- * - A key past its limit takes the next place of `limited`, and holds it until its window ends:
- *   nothing removes it sooner.
+ * - A key past its limit takes the next place of `limited`, and holds it until its window (or its
+ *   block) ends: nothing removes it sooner.
  * - If that place holds a window still running, `capacity` keys passed their limit since it did,
  *   within one window. The counter then cannot hold the new one, and counts every key it does not hold
  *   as limited until that key's window would have ended: that key stays limited, and so do new keys
  *   meanwhile (fail closed). Keys it holds keep their own counts. The failed-authentication limit
  *   never refuses a valid credential, so this costs a client with a wrong token a 429 instead of a
- *   401, and a real user nothing.
+ *   401, and a real user nothing. The per-principal rate limit counts verified principals: there,
+ *   `capacity` principals past their limit within one block would make new principals limited too.
  *
  * The places are arrays, not a Map's order: a Map whose oldest entries are deleted keeps their slots
  * until it rehashes, and finding its first live entry means skipping them all.
@@ -53,8 +57,13 @@ export class WindowCounter {
     this.limited = new Array<Window | undefined>(capacity).fill(undefined);
   }
 
-  /** Counts one hit of `key`, in a window of `windowMs` that its first hit starts; `limit` hits pass. */
-  hit(key: string, windowMs: number, limit: number): WindowCount {
+  /**
+   * Counts one hit of `key`, in a window of `windowMs` that its first hit starts; `limit` hits pass.
+   * A key past its limit stays limited until its window ends, or, given `blockMs`, for that long from
+   * the hit that passed the limit (then a new window starts). One counter takes one `blockMs` (or
+   * none) for all its keys: its limited table then fills in the order its places free up.
+   */
+  hit(key: string, windowMs: number, limit: number, blockMs?: number): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (window !== undefined) {
@@ -63,20 +72,21 @@ export class WindowCounter {
         this.forget(window);
         window = undefined;
       } else if (window.limited) {
-        return { limited: true, resetInMs: window.endsAt - now };
+        return { limited: true, hits: window.count, resetInMs: window.endsAt - now };
       }
     }
     if (window === undefined) {
-      if (now < this.saturatedUntil) return { limited: true, resetInMs: this.saturatedUntil - now };
+      if (now < this.saturatedUntil) return { limited: true, hits: limit + 1, resetInMs: this.saturatedUntil - now };
       window = this.take(key, now + windowMs);
     }
-    if (++window.count <= limit) return { limited: false, resetInMs: window.endsAt - now };
+    if (++window.count <= limit) return { limited: false, hits: window.count, resetInMs: window.endsAt - now };
+    if (blockMs !== undefined) window.endsAt = now + blockMs;
     this.counting[window.slot] = undefined;
     if (!this.promote(window, now)) {
       this.windows.delete(key);
       this.saturatedUntil = Math.max(this.saturatedUntil, window.endsAt);
     }
-    return { limited: true, resetInMs: window.endsAt - now };
+    return { limited: true, hits: window.count, resetInMs: window.endsAt - now };
   }
 
   /** The keys held, limited or not: the memory the counter takes, at most twice its capacity. */
