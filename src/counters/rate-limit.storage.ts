@@ -162,6 +162,11 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     return this.localWindows;
   }
 
+  /** The same for the rate limit's budgets counted in this process (`increment` without Redis). */
+  get inProcessBudgets(): { readonly size: number; readonly visits: number } {
+    return this.localBudgets;
+  }
+
   /**
    * Counts in Redis while the breaker is closed; in this process without Redis, while the breaker is
    * open, or when Redis fails this call (which opens the breaker).
