@@ -1,3 +1,4 @@
+import { Agent, get, IncomingHttpHeaders } from 'node:http';
 import { request } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { PrivateRedis } from '../support/redis-server';
@@ -72,6 +73,38 @@ describe('failed authentications per client address (e2e)', () => {
       const mapped = await plants('Bearer wrong', '::ffff:198.51.100.9');
       expect(mapped.status).toBe(429);
       expect(mapped.body).toEqual(LIMITED);
+    });
+
+    it('should keep the connection open after a 401 or a 404 answered to a request without a body', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const send = (path: string, authorization: string, from: string) =>
+        new Promise<{ status?: number; headers: IncomingHttpHeaders; reused: boolean }>((resolve, reject) => {
+          const sent = get(
+            `${server.url}${path}`,
+            { agent, headers: { authorization, 'x-forwarded-for': from } },
+            (response) => {
+              response.resume();
+              response.on('end', () =>
+                resolve({ status: response.statusCode, headers: response.headers, reused: sent.reusedSocket }),
+              );
+            },
+          );
+          sent.on('error', reject);
+        });
+      try {
+        const answers = [
+          await send('/plants/424242', 'Bearer wrong', '198.51.100.24'),
+          await send('/nowhere', 'Bearer wrong', '198.51.100.24'),
+          await send('/plants/424242', `Bearer ${TEST_TOKEN}`, '198.51.100.24'),
+        ];
+        expect(answers.map(({ status, headers, reused }) => [status, headers.connection, reused])).toEqual([
+          [401, 'keep-alive', false],
+          [404, 'keep-alive', true],
+          [404, 'keep-alive', true],
+        ]);
+      } finally {
+        agent.destroy();
+      }
     });
   });
 
