@@ -1,7 +1,7 @@
 'use strict';
 // Instructions per request of several builds of the service under valgrind's callgrind (bench/README.md):
 //
-//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400] [--keep dir]
+//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400|401|get…] [--keep dir]
 //        [--hash-seed 1] [--simulate] [--env name:VAR=value] name=path/to/dist|script.js ...
 //
 // Instrumentation is on for the measured requests only, after the warm-up; what the process does on its
@@ -37,6 +37,14 @@ const SCENARIOS = [
   { name: 'get by id (SQLite)', status: 200, seed: SEEDED, path: (n) => `/plants/${spread(n, SEEDED)}` },
   { name: 'list first page (SQLite)', status: 200, seed: SEEDED, path: () => '/plants' },
   { name: 'list deep page (SQLite)', status: 200, seed: SEEDED, path: () => `/plants?after=${SEEDED - 5000}` },
+  // A wrong bearer token, all from one address, counted but never limited (so every answer is a 401).
+  {
+    name: '401 wrong token',
+    status: 401,
+    path: (n) => `/plants/${n}`,
+    token: 'not-a-valid-token',
+    env: { AUTH_FAILURES_PER_MINUTE: '1000000' },
+  },
 ].filter(({ name }) => ONLY === undefined || name.includes(ONLY));
 
 const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1', HOSTNAME: 'bench' };
@@ -50,7 +58,9 @@ async function send(url, scenario, ids, count) {
   const worker = async () => {
     for (let sent = 0; sent < count / CONCURRENCY; sent++) {
       const res = scenario.path
-        ? await fetch(`${url}${scenario.path(next())}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+        ? await fetch(`${url}${scenario.path(next())}`, {
+            headers: { authorization: `Bearer ${scenario.token ?? TOKEN}` },
+          })
         : await fetch(`${url}/plants`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
@@ -114,6 +124,7 @@ async function measure(scenario, build, sink) {
       env: {
         ...VGDB_ENV,
         ...serverEnv(port),
+        ...scenario.env,
         DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
         DATA_DIR: dir,
         ...Object.fromEntries(

@@ -35,13 +35,15 @@ if (OFF.has('guard') || OFF.has('pipe')) {
 if (OFF.has('failure-count')) {
   // A failed authentication answered 401 without being counted against its address.
   const { AuthFailureLimiter } = load('auth/auth-failure-limiter.js');
-  AuthFailureLimiter.prototype.failed = async (_address, unauthorized) => unauthorized;
+  AuthFailureLimiter.prototype.failed = (_address, unauthorized) => unauthorized;
 }
 
 // The Fastify hooks of app.setup.ts, metrics.setup.ts and authenticate-before-body.hook.ts, told apart
-// by what their source calls.
+// by what their source calls. `auth-early` takes out both of the latter's: the onRequest hook it gives
+// each protected operation (through onRoute), and the preParsing one; the guard then refuses.
 const HOOKS = [
   { layer: 'metrics', name: 'onResponse', calls: 'observeRequest' },
+  { layer: 'auth-early', name: 'onRoute', calls: 'authenticateFirst' },
   { layer: 'auth-early', name: 'preParsing', calls: 'verifyRequest' },
   { layer: 'on-send', name: 'onSend', calls: 'drainThenClose' },
 ];

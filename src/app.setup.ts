@@ -9,7 +9,7 @@ import { AppConfig, TrustProxy } from './config/app-config';
 import { ShutdownSignal } from './lifecycle/shutdown-signal';
 import { parseJsonBody } from './platform/json-body.parser';
 import { securityHeadersFor } from './platform/security-headers';
-import { drainLimits, drainThenClose } from './platform/early-answer-drain';
+import { drainLimits, drainThenClose, hasBody } from './platform/early-answer-drain';
 import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
@@ -82,8 +82,10 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // the rest of the body is read (CONTRACT "Request bodies").
   const drain = drainLimits(config.bodyLimit);
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    // `complete` is Node's (app.inject's stand-in request has none, and no body still arriving).
-    const early = request.raw.complete === false;
+    // `complete` is Node's (app.inject's stand-in request has none, and no body still arriving). A
+    // request without a body is not complete yet while it is answered at once, from the hooks that
+    // run as its headers are parsed (a 404, a 401 before Nest): its connection stays open.
+    const early = request.raw.complete === false && hasBody(request.headers);
     if (shutdown.raised || early) void reply.header('connection', 'close');
     if (early) drainThenClose(request.raw, request.id, reply.statusCode, drain);
     done(null, payload);
@@ -108,12 +110,13 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
       done(error as Error, undefined);
     }
   });
-  authenticateBeforeBody(fastify, verifier);
 
   const metricsServer = await setupMetrics(fastify, app.get(MetricsService), config);
   if (metricsServer) fastify.addHook('onClose', (_instance, done) => void metricsServer.close(() => done()));
 
   const document = createApiDocument(app);
+  // The document says which operations need a credential: those are refused before Nest's pipeline.
+  authenticateBeforeBody(fastify, verifier, document);
   // Responses that carry an int64 are written by a serializer compiled from their documented schema.
   serializeResponsesAsDocumented(fastify, document);
   SwaggerModule.setup(DOCS_PATH, app, document, {

@@ -1,10 +1,11 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import { Injectable, Logger, OnModuleInit, ServiceUnavailableException } from '@nestjs/common';
+import { HttpException, Injectable, Logger, OnModuleInit, ServiceUnavailableException } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
-import { AuthFailureLimiter } from './auth-failure-limiter';
+import { AuthFailureLimiter, TooManyAuthFailuresException } from './auth-failure-limiter';
 import { loadOrCreateDevToken } from './dev-token';
-import { InvalidCredentialsException } from './invalid-credentials.exception';
+import { BEARER_REALM, InvalidCredentialsException } from './invalid-credentials.exception';
+import { Refusal } from './refusal';
 // Used as a type only, so not loaded here: onModuleInit imports it when JWTs are configured.
 import { JwtVerifier } from './jwt.verifier';
 import { withoutStack } from '../common/errors/without-stack';
@@ -65,37 +66,43 @@ export class AccessTokenVerifier implements OnModuleInit {
   }
 
   /**
-   * Verifies a request's `Authorization` header once: the early hook and the guard both ask, and
-   * the second answer comes from the first.
+   * Checks a request's `Authorization` header once: the early hooks and the guard all ask, and the
+   * later answers come from the first. Undefined once the credential has passed (its principal is
+   * kept); otherwise the failure is counted against the client address (`AuthFailureLimiter`) and
+   * the answer is its `Refusal`: the 401, or a 429 past AUTH_FAILURES_PER_MINUTE.
    *
-   * Settled synchronously on the hot path: a valid static token is accepted at once (returns
-   * undefined); a JWT returns a promise. A refusal is a rejected promise, since it is first counted
-   * against the client address (`AuthFailureLimiter`): `InvalidCredentialsException` (401), or a 429
-   * past AUTH_FAILURES_PER_MINUTE. Every request pays for this check, and a promise per caller was a
-   * share of each request's CPU and garbage.
+   * Settled at once on the hot paths, a valid static token and a refused one alike (counted in this
+   * process): no promise, no exception, no stack trace. A JWT, or a failure counted in Redis, gives
+   * a promise, which rejects only for what is not a refusal (the identity provider away: 503).
    */
-  verifyRequest(request: VerifiedRequest): Promise<void> | undefined {
+  authenticate(request: VerifiedRequest): Refusal | undefined | Promise<Refusal | undefined> {
     if (this.principals.has(request)) return undefined;
-    let checked: Principal | Promise<Principal>;
-    try {
-      checked = this.check(request.headers.authorization);
-    } catch (error) {
-      return this.refuse(request, error);
-    }
+    const checked = this.check(request.headers.authorization);
+    if (checked instanceof Refusal) return this.failures.failed(request.ip ?? 'unknown', checked);
     if (!(checked instanceof Promise)) {
       this.principals.set(request, checked);
       return undefined;
     }
-    return checked.then(
-      (principal) => void this.principals.set(request, principal),
-      (error: unknown) => this.refuse(request, error),
-    );
+    return checked.then((outcome) => {
+      if (outcome instanceof Refusal) return this.failures.failed(request.ip ?? 'unknown', outcome);
+      this.principals.set(request, outcome);
+      return undefined;
+    });
   }
 
-  /** A failed authentication is counted against its address: the 401, or a 429 past AUTH_FAILURES_PER_MINUTE. */
-  private async refuse(request: VerifiedRequest, error: unknown): Promise<never> {
-    if (!(error instanceof InvalidCredentialsException)) throw error;
-    throw await this.failures.failed(request.ip ?? 'unknown', error);
+  /**
+   * `authenticate` for Nest's pipeline (the guard) and the hooks that answer through it: undefined
+   * once the credential has passed, else a promise that rejects with the refusal as an exception
+   * (`InvalidCredentialsException`, `TooManyAuthFailuresException`, built without a stack trace),
+   * which `AllExceptionsFilter` answers as `answerRefusal` would.
+   */
+  verifyRequest(request: VerifiedRequest): Promise<void> | undefined {
+    const outcome = this.authenticate(request);
+    if (outcome === undefined) return undefined;
+    if (outcome instanceof Refusal) return Promise.reject(refusalException(outcome));
+    return outcome.then((refusal) => {
+      if (refusal !== undefined) throw refusalException(refusal);
+    });
   }
 
   /**
@@ -116,17 +123,13 @@ export class AccessTokenVerifier implements OnModuleInit {
   }
 
   /**
-   * The principal when the header holds a static token; a promise of it for a JWT-shaped token when
-   * JWTs are on; throws otherwise.
+   * The principal when the header holds a static token; a promise of it (or of the refusal) for a
+   * JWT-shaped token when JWTs are on; the 401's refusal otherwise.
    */
-  private check(authorization: string | undefined): Principal | Promise<Principal> {
-    if (authorization === undefined || authorization === '') {
-      throw invalidCredentials('Authorization header with a Bearer token is required', false);
-    }
+  private check(authorization: string | undefined): Principal | Refusal | Promise<Principal | Refusal> {
+    if (authorization === undefined || authorization === '') return NO_CREDENTIAL;
     const token = BEARER_HEADER.exec(authorization)?.[1];
-    if (token === undefined) {
-      throw invalidCredentials('Authorization header must have the form "Bearer <token>"', false);
-    }
+    if (token === undefined) return MALFORMED_HEADER;
     const presented = digest(token);
     // Compare with every token, without stopping at a match, so timing says nothing about which.
     let matched = -1;
@@ -150,11 +153,11 @@ export class AccessTokenVerifier implements OnModuleInit {
             );
           }
           // Expired, no exp, wrong audience, a bad signature…: all the same 401 to the client.
-          throw invalidCredentials('Bearer token is invalid or expired', true);
+          return INVALID_TOKEN;
         },
       );
     }
-    throw invalidCredentials('Bearer token is invalid or expired', true);
+    return INVALID_TOKEN;
   }
 }
 
@@ -170,11 +173,21 @@ interface VerifiedRequest {
   ip?: string;
 }
 
-function invalidCredentials(message: string, tokenPresented: boolean): InvalidCredentialsException {
-  return withoutStack(() => new InvalidCredentialsException(message, tokenPresented));
+// The three 401s, made once (their bodies with them).
+const NO_CREDENTIAL = Refusal.unauthorized('Authorization header with a Bearer token is required', false);
+const MALFORMED_HEADER = Refusal.unauthorized('Authorization header must have the form "Bearer <token>"', false);
+const INVALID_TOKEN = Refusal.unauthorized('Bearer token is invalid or expired', true);
+
+/** A refusal as the exception Nest's pipeline throws and `AllExceptionsFilter` answers (no stack trace: a 4xx). */
+function refusalException(refusal: Refusal): HttpException {
+  return withoutStack(() =>
+    refusal.status === 429
+      ? new TooManyAuthFailuresException(refusal.retryAfterSeconds!, refusal.message)
+      : new InvalidCredentialsException(refusal.message, refusal.challenge !== BEARER_REALM),
+  );
 }
 
-/** SHA-256 in one call (no Hash object a request). */
+/** SHA-256 in one call (`crypto.hash`): half the CPU of a `createHash` object per request. */
 function digest(token: string): Buffer {
   return hash('sha256', token, 'buffer');
 }

@@ -1,20 +1,22 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RateLimitStorage } from '../counters/rate-limit.storage';
+import { WindowCount } from '../counters/window-counter';
 import { clientNetwork } from './client-network';
+import { Refusal } from './refusal';
 
 const WINDOW_MS = 60_000;
 
-/** A 429 for an address past its failed authentications, with the seconds the filter sends as `Retry-After`. */
+/**
+ * A 429 for an address past its failed authentications (`Refusal.tooManyFailures`, as an exception
+ * for Nest's pipeline), with the seconds the filter sends as `Retry-After`.
+ */
 export class TooManyAuthFailuresException extends HttpException {
   constructor(
     readonly retryAfterSeconds: number,
-    perMinute: number,
+    message: string,
   ) {
-    super(
-      `Too many failed authentications from this address (at most ${perMinute} per minute); retry after ${retryAfterSeconds} s`,
-      HttpStatus.TOO_MANY_REQUESTS,
-    );
+    super(message, HttpStatus.TOO_MANY_REQUESTS);
   }
 }
 
@@ -38,12 +40,19 @@ export class AuthFailureLimiter {
 
   /**
    * Counts one failure from `address` (a fixed one-minute window: O(1) per failure, however high the
-   * limit); resolves with what to answer: the 401 itself, or a 429 past the limit.
+   * limit); what to answer: the 401 itself, or a 429 past the limit. At once when counted in this
+   * process, a promise when counted in Redis.
    */
-  async failed(address: string, unauthorized: HttpException): Promise<HttpException> {
+  failed(address: string, unauthorized: Refusal): Refusal | Promise<Refusal> {
     const key = `plant-store:auth-failures:${clientNetwork(address)}`;
-    const { limited, resetInMs } = await this.counters.hit(key, WINDOW_MS, this.perMinute);
+    const counted = this.counters.hit(key, WINDOW_MS, this.perMinute);
+    return counted instanceof Promise
+      ? counted.then((count) => this.answer(count, unauthorized))
+      : this.answer(counted, unauthorized);
+  }
+
+  private answer({ limited, resetInMs }: WindowCount, unauthorized: Refusal): Refusal {
     if (!limited) return unauthorized;
-    return new TooManyAuthFailuresException(Math.max(1, Math.ceil(resetInMs / 1000)), this.perMinute);
+    return Refusal.tooManyFailures(Math.max(1, Math.ceil(resetInMs / 1000)), this.perMinute);
   }
 }

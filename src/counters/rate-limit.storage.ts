@@ -141,9 +141,11 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
    * One hit on a fixed-window counter (the failed authentications), past its limit after `limit`
    * hits in the window its first hit starts. Both ways cost the same at any number of keys: in Redis,
    * one INCR, PEXPIRE and PTTL, the key gone when its window ends; in this process (without Redis, or
-   * while it is away, like `increment`), a `WindowCounter` of fixed capacity.
+   * while it is away, like `increment`), a `WindowCounter` of fixed capacity. Counted in this process,
+   * the answer comes at once, not as a promise: a failed authentication then makes none.
    */
-  async hit(key: string, windowMs: number, limit: number): Promise<WindowCount> {
+  hit(key: string, windowMs: number, limit: number): WindowCount | Promise<WindowCount> {
+    if (this.redis === undefined) return this.localWindows.hit(key, windowMs, limit);
     return this.counted(
       async (_shared, redis) => {
         const results = await redis.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec();

@@ -16,6 +16,11 @@ export function drainLimits(bodyLimit: number): DrainLimits {
   return { maxBytes: Math.max(MIN_DRAIN_BYTES, 4 * bodyLimit), idleMs: DRAIN_IDLE_MS };
 }
 
+/** Whether a request announces a body (a length above 0, or chunks). */
+export function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
+}
+
 const logger = new Logger('Requests');
 // The sockets a drain is set up on: Fastify runs the onSend hooks again when a later one fails, and a
 // second set of listeners would count each byte twice (halving the bound) and override destroySoon again.

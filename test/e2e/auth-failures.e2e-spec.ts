@@ -1,3 +1,6 @@
+import { Agent, get, IncomingHttpHeaders } from 'node:http';
+import { Controller, Get, Post } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import { request } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { PrivateRedis } from '../support/redis-server';
@@ -72,6 +75,99 @@ describe('failed authentications per client address (e2e)', () => {
       const mapped = await plants('Bearer wrong', '::ffff:198.51.100.9');
       expect(mapped.status).toBe(429);
       expect(mapped.body).toEqual(LIMITED);
+    });
+
+    it('should keep the connection open after a 401 or a 404 answered to a request without a body', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const send = (path: string, authorization: string, from: string) =>
+        new Promise<{ status?: number; headers: IncomingHttpHeaders; reused: boolean }>((resolve, reject) => {
+          const sent = get(
+            `${server.url}${path}`,
+            { agent, headers: { authorization, 'x-forwarded-for': from } },
+            (response) => {
+              response.resume();
+              response.on('end', () =>
+                resolve({ status: response.statusCode, headers: response.headers, reused: sent.reusedSocket }),
+              );
+            },
+          );
+          sent.on('error', reject);
+        });
+      try {
+        const answers = [
+          await send('/plants/424242', 'Bearer wrong', '198.51.100.24'),
+          await send('/nowhere', 'Bearer wrong', '198.51.100.24'),
+          await send('/plants/424242', `Bearer ${TEST_TOKEN}`, '198.51.100.24'),
+        ];
+        expect(answers.map(({ status, headers, reused }) => [status, headers.connection, reused])).toEqual([
+          [401, 'keep-alive', false],
+          [404, 'keep-alive', true],
+          [404, 'keep-alive', true],
+        ]);
+      } finally {
+        agent.destroy();
+      }
+    });
+  });
+
+  // A protected route outside the document: its failures are answered by Nest's guard and the
+  // exception filter, where the document's operations are answered before Nest (authenticate-before-body.hook.ts).
+  @ApiExcludeController()
+  @Controller('undocumented')
+  class UndocumentedController {
+    @Get()
+    read() {
+      return { read: true };
+    }
+
+    @Post()
+    write() {
+      return { written: true };
+    }
+  }
+
+  describe('answered before Nest, as Nest answers them', () => {
+    let server: TestApp;
+    beforeAll(async () => {
+      server = await createTestApp({ AUTH_FAILURES_PER_MINUTE: '3', TRUST_PROXY: '127.0.0.1/8' }, undefined, [
+        UndocumentedController,
+      ]);
+    });
+    afterAll(() => server.destroy());
+
+    /** What a client sees of an answer, but for what differs on every answer (id, date). */
+    const seen = async (path: string, from: string, auth: string | false, body?: unknown) => {
+      const answer = await request(`${server.url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        auth,
+        body,
+        headers: { 'x-forwarded-for': from },
+      });
+      const headers = Object.fromEntries(
+        [...answer.headers].filter(([name]) => !['x-request-id', 'date', 'keep-alive'].includes(name)),
+      );
+      // The seconds left of the block may tick between the two answers.
+      return { status: answer.status, headers, text: answer.text.replace(/retry after \d+ s/, 'retry after N s') };
+    };
+
+    it('should send the same 401s and 429 for an operation of the document as for a route Nest refuses', async () => {
+      const failures = ['Bearer wrong', false, 'Basic abc', 'Bearer wrong'] as const;
+      const early = [];
+      const inNest = [];
+      for (const auth of failures) early.push(await seen('/plants/1', '198.51.100.20', auth));
+      for (const auth of failures) inNest.push(await seen('/undocumented', '198.51.100.21', auth));
+      expect(early.map(({ status }) => status)).toEqual([401, 401, 401, 429]);
+      expect(early[0].headers['www-authenticate']).toBe('Bearer realm="plant-store", error="invalid_token"');
+      expect(early[3].headers['retry-after']).toMatch(/^(59|60)$/);
+      early[3].headers['retry-after'] = inNest[3].headers['retry-after'];
+      expect(early).toEqual(inNest);
+      // With a body: refused before it is read, the connection closed once it is drained.
+      expect(await seen('/plants', '198.51.100.22', 'Bearer wrong', { id: 1, name: 'x' })).toEqual(
+        await seen('/undocumented', '198.51.100.23', 'Bearer wrong', { id: 1, name: 'x' }),
+      );
+      // A valid credential goes through to Nest on both.
+      expect((await seen('/undocumented', '198.51.100.21', `Bearer ${TEST_TOKEN}`)).status).toBe(200);
+      expect((await seen('/plants/1', '198.51.100.20', `Bearer ${TEST_TOKEN}`)).status).toBe(404);
     });
   });
 
