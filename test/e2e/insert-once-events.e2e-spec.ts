@@ -11,12 +11,9 @@ import { Database } from '../../src/database/database';
 import { insertOnce } from '../../src/database/insert-once';
 import { Tables } from '../../src/database/tables';
 import { plantQueries } from '../../src/plants/persistence/sql-plants.repository';
-import { request, RequestOptions } from '../support/http';
-import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
-import { createTestApp, TestApp } from '../support/test-app';
-import { LOOPBACK_NETWORKS, WebhookReceiver } from '../support/webhook-receiver';
-
-const ADMIN = 'admin-token-0123456789abcdef';
+import { request } from '../support/http';
+import { describeOnEachStore } from '../support/postgres';
+import { useSubscribersApp } from '../support/subscribers-app';
 
 // A resource of this test only, shaped as the generator makes one (its events port, its EventType,
 // a repository on `insertOnce`, a module registered with the webhooks), with its one line turned
@@ -90,47 +87,8 @@ class SeedlingsModule {
 }
 
 describeOnEachStore('events of an insertOnce resource (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
-  let server: TestApp;
-  let schema: TestSchema | undefined;
-  const receivers: WebhookReceiver[] = [];
-
-  beforeEach(async () => {
-    schema = postgres ? await createTestSchema() : undefined;
-    server = await createTestApp(
-      {
-        ...(schema ? { DATABASE_URL: schema.url } : {}),
-        ADMIN_TOKENS: ADMIN,
-        WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
-        WEBHOOK_POLL_INTERVAL_MS: '50',
-      },
-      undefined,
-      [],
-      (webhooks) => [SeedlingsModule.register(webhooks)],
-    );
-  });
-
-  afterEach(async () => {
-    await server.destroy();
-    await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-    await schema?.drop();
-  });
-
-  const admin = (path: string, options: RequestOptions = {}) =>
-    request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${ADMIN}`, ...options });
-  const subscribe = async (extra: Record<string, unknown> = {}) => {
-    const receiver = new WebhookReceiver([]);
-    await receiver.start();
-    receivers.push(receiver);
-    const { status, body } = await admin('/webhooks/endpoints', {
-      method: 'POST',
-      body: { url: receiver.url, ...extra },
-    });
-    expect(status).toBe(201);
-    const endpoint = body as { id: string; secret: string; eventTypes: string[] };
-    receiver.trust(endpoint.secret);
-    return { receiver, endpoint };
-  };
-  const seedling = (body: string) => request(`${server.url}/seedlings`, { body });
+  const { url, admin, subscribe } = useSubscribersApp(postgres, (webhooks) => [SeedlingsModule.register(webhooks)]);
+  const seedling = (body: string) => request(`${url()}/seedlings`, { body });
 
   it('should send one seedling.created per stored seedling to its subscribers, none for a replay or a 409', async () => {
     const seedlings = await subscribe({ eventTypes: ['seedling.created'] });
@@ -146,7 +104,7 @@ describeOnEachStore('events of an insertOnce resource (e2e on %s, receivers on 1
     });
     expect((await seedling('{"id":-9223372036854775808,"name":"Second"}')).status).toBe(204);
     // A plant after them: the default endpoint's only event, and a mark that the outbox has moved on.
-    expect((await request(`${server.url}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
+    expect((await request(`${url()}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
 
     await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
     await seedlings.receiver.waitFor(() => seedlings.receiver.accepted().length === 2);
@@ -162,7 +120,7 @@ describeOnEachStore('events of an insertOnce resource (e2e on %s, receivers on 1
   });
 
   it('should declare seedling.created: subscribable, and a webhook of the document with its body', async () => {
-    const document = await request(`${server.url}/docs-json`, { method: 'GET', auth: false });
+    const document = await request(`${url()}/docs-json`, { method: 'GET', auth: false });
     expect(Object.keys((document.body as { webhooks: object }).webhooks)).toEqual(['newPlant', 'newSeedling']);
     const refused = await admin('/webhooks/endpoints', {
       method: 'POST',
@@ -178,7 +136,7 @@ describeOnEachStore('events of an insertOnce resource (e2e on %s, receivers on 1
   it('should write no event when no endpoint subscribes to seedling.created', async () => {
     const plain = await subscribe();
     expect((await seedling('{"id":5,"name":"Alone"}')).status).toBe(204);
-    expect((await request(`${server.url}/plants`, { body: '{"id":6,"name":"Fern"}' })).status).toBe(200);
+    expect((await request(`${url()}/plants`, { body: '{"id":6,"name":"Fern"}' })).status).toBe(200);
     await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
     const log = await admin(`/webhooks/endpoints/${plain.endpoint.id}/deliveries`);
     expect(log.text).not.toContain('seedling');

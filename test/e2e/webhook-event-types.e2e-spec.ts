@@ -6,12 +6,10 @@ import { EventType, publishes } from '../../src/common/events/event-type';
 import { Database } from '../../src/database/database';
 import { PostgresDatabase } from '../../src/database/postgres-database';
 import { SqliteDatabase } from '../../src/database/sqlite-database';
-import { request, RequestOptions } from '../support/http';
-import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
-import { createTestApp, TestApp } from '../support/test-app';
-import { LOOPBACK_NETWORKS, WebhookReceiver } from '../support/webhook-receiver';
-
-const ADMIN = 'admin-token-0123456789abcdef';
+import { request } from '../support/http';
+import { describeOnEachStore } from '../support/postgres';
+import { ADMIN, useSubscribersApp } from '../support/subscribers-app';
+import { LOOPBACK_NETWORKS } from '../support/webhook-receiver';
 
 // A tiny feature of this test only, publishing a second event type as a generated resource would.
 interface Thing {
@@ -80,46 +78,9 @@ class ThingsModule {
 }
 
 describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
-  let server: TestApp;
-  let schema: TestSchema | undefined;
-  const receivers: WebhookReceiver[] = [];
-
-  beforeEach(async () => {
-    schema = postgres ? await createTestSchema() : undefined;
-    server = await createTestApp(
-      {
-        ...(schema ? { DATABASE_URL: schema.url } : {}),
-        ADMIN_TOKENS: ADMIN,
-        WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
-        WEBHOOK_POLL_INTERVAL_MS: '50',
-      },
-      undefined,
-      [],
-      (webhooks) => [ThingsModule.register(webhooks)],
-    );
-  });
-
-  afterEach(async () => {
-    await server.destroy();
-    await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-    await schema?.drop();
-  });
-
-  const admin = (path: string, options: RequestOptions = {}) =>
-    request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${ADMIN}`, ...options });
-  const subscribe = async (extra: Record<string, unknown> = {}) => {
-    const receiver = new WebhookReceiver([]);
-    await receiver.start();
-    receivers.push(receiver);
-    const { status, body } = await admin('/webhooks/endpoints', {
-      method: 'POST',
-      body: { url: receiver.url, ...extra },
-    });
-    expect(status).toBe(201);
-    const endpoint = body as { id: string; secret: string; eventTypes: string[] };
-    receiver.trust(endpoint.secret);
-    return { receiver, endpoint };
-  };
+  const { url, admin, subscribe, restart } = useSubscribersApp(postgres, (webhooks) => [
+    ThingsModule.register(webhooks),
+  ]);
 
   it('should send each endpoint the event types it subscribes to, plant.created when it names none', async () => {
     const plain = await subscribe();
@@ -131,8 +92,8 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
       ['thing.created', 'plant.created'],
     ]);
 
-    expect((await request(`${server.url}/plants`, { body: '{"id":9007199254740993,"name":"Fern"}' })).status).toBe(200);
-    expect((await request(`${server.url}/things/9223372036854775807`)).status).toBe(204);
+    expect((await request(`${url()}/plants`, { body: '{"id":9007199254740993,"name":"Fern"}' })).status).toBe(200);
+    expect((await request(`${url()}/things/9223372036854775807`)).status).toBe(204);
 
     await both.receiver.waitFor(() => both.receiver.accepted().length === 2);
     await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
@@ -162,12 +123,12 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
     expect((patched.body as { eventTypes: string[] }).eventTypes).toEqual(['thing.created']);
     expect((await admin(`/webhooks/endpoints/${endpoint.id}`)).body).toMatchObject({ eventTypes: ['thing.created'] });
 
-    expect((await request(`${server.url}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
-    expect((await request(`${server.url}/things/2`)).status).toBe(204);
+    expect((await request(`${url()}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
+    expect((await request(`${url()}/things/2`)).status).toBe(204);
     await receiver.waitFor(() => receiver.accepted().length === 1);
     expect(receiver.received.map((delivery) => delivery.body)).toEqual(['{"id":2,"label":"thing 2 \\"🌿\\""}']);
 
-    const url = 'http://127.0.0.1:9/other';
+    const other = 'http://127.0.0.1:9/other';
     const cases: [unknown, string][] = [
       ['plant.created', 'eventTypes must be an array of 1 to 20 event type names'],
       [[], 'eventTypes must be an array of 1 to 20 event type names'],
@@ -183,7 +144,7 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
     ];
     for (const [eventTypes, message] of cases) {
       for (const [path, method, body] of [
-        ['/webhooks/endpoints', 'POST', { url, eventTypes }],
+        ['/webhooks/endpoints', 'POST', { url: other, eventTypes }],
         [`/webhooks/endpoints/${endpoint.id}`, 'PATCH', { eventTypes }],
       ] as const) {
         const answer = await admin(path, { method, body });
@@ -200,11 +161,7 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
   });
 
   it('should keep the event types of a config endpoint (plant.created) the configuration’s: 409 on a change', async () => {
-    await server.destroy();
-    await schema?.drop();
-    schema = postgres ? await createTestSchema() : undefined;
-    server = await createTestApp({
-      ...(schema ? { DATABASE_URL: schema.url } : {}),
+    await restart({
       ADMIN_TOKENS: ADMIN,
       WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
       WEBHOOK_URLS: 'http://127.0.0.1:9/configured',

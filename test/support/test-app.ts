@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/load-config';
 import { shutDownGracefully } from '../../src/lifecycle/graceful-shutdown';
 import { WebhooksModule } from '../../src/webhooks/webhooks.module';
 
-type ModuleImport = NonNullable<DynamicModule['imports']>[number];
+export type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 
 export const TEST_TOKEN = 'test-token-0123456789';
 /**
