@@ -70,11 +70,14 @@ async function openRawClient(url: string, head: string, body = ''): Promise<RawC
   socket.on('error', () => undefined);
   socket.write(head + body);
   const chunk = Buffer.alloc(64 * 1024, 'a');
+  // One chunk a turn of the event loop, as a client that reads while it writes: the answer is read as it
+  // arrives. Written in one synchronous loop, the chunks could outrun the service's whole drain bound
+  // before the client ever read, and the reset at the bound then cost it the answer it had been sent.
   const sendForever = () => {
-    while (!socket.destroyed) {
-      written += chunk.length;
-      if (!socket.write(chunk)) return void socket.once('drain', sendForever);
-    }
+    if (socket.destroyed) return;
+    written += chunk.length;
+    if (socket.write(chunk)) setImmediate(sendForever);
+    else socket.once('drain', sendForever);
   };
   return {
     received: () => received,
