@@ -4,6 +4,7 @@ import { AccessTokenVerifier } from './access-token.verifier';
 import { PublicRouteConfig } from './public.decorator';
 import { answerRefusal, Refusal } from './refusal';
 import { hasBody } from '../platform/early-answer-drain';
+import { documentedOperation } from '../openapi/openapi-document';
 
 /**
  * Authentication before Nest, in Fastify's hooks, with the same check as `BearerAuthGuard`.
@@ -72,11 +73,8 @@ export function authenticateBeforeBody(
  */
 function bearerProtected(route: RouteOptions, document: OpenAPIObject): boolean {
   if (Array.isArray(route.method) || ((route.config ?? {}) as PublicRouteConfig).isPublic === true) return false;
-  const method = route.method === 'HEAD' ? 'get' : route.method.toLowerCase();
-  const path = route.url.replace(/:(\w+)/g, '{$1}');
-  const operation = (document.paths[path] as Record<string, { security?: unknown[] } | undefined> | undefined)?.[
-    method
-  ];
+  const method = route.method === 'HEAD' ? 'GET' : route.method;
+  const operation = documentedOperation(document, route.url, method) as { security?: unknown[] } | undefined;
   if (operation === undefined) return false;
   return (operation.security ?? document.security ?? []).length > 0;
 }

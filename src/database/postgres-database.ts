@@ -52,14 +52,11 @@ export class PostgresTransaction extends Transaction {
 // server cancels a slow statement itself (and frees its locks) before the client gives up on it.
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
 
-/** The form of `transaction` on a pooled client, until the webhook queue moves to `Database.transaction`. */
+/** The form of `transaction` on a pooled client, until plants' group commit and `insertOnce` move to `Database.transaction`. */
 export interface ClientTransactionOptions {
   /** Constant statements (never with values from outside) run right after `BEGIN`, in the same round trip. */
   readonly begin?: readonly string[];
 }
-
-/** @deprecated the name of `ClientTransactionOptions` until the webhook queue moves to `Database.transaction`. */
-export type { ClientTransactionOptions as TransactionOptions };
 
 /**
  * PostgreSQL through one pool per instance, shared by every feature. The statements whose text is

@@ -1,5 +1,6 @@
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { OpenAPIObject } from '@nestjs/swagger';
+import { documentedOperation } from '../../openapi/openapi-document';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -28,8 +29,7 @@ export function serializeResponsesAsDocumented(fastify: FastifyInstance, documen
 
 function documentedResponses(route: RouteOptions, document: OpenAPIObject): Record<string, JsonSchema> | undefined {
   if (Array.isArray(route.method)) return undefined;
-  const path = route.url.replace(/:(\w+)/g, '{$1}');
-  const operation = (document.paths[path] as Record<string, unknown> | undefined)?.[route.method.toLowerCase()] as
+  const operation = documentedOperation(document, route.url, route.method) as
     { responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }> } | undefined;
   let found: Record<string, JsonSchema> | undefined;
   for (const [status, response] of Object.entries(operation?.responses ?? {})) {
