@@ -1,3 +1,5 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { BUSY_WAIT_MS } from '../src/database/sqlite-database';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { attemptResult } from '../src/webhooks/dispatch-policy';
 import { recoverInBatches } from '../src/webhooks/endpoints/recover-in-batches';
@@ -78,6 +80,24 @@ describeOnEachStore('the webhook delivery log (contract, on %s)', (postgres) => 
     expect((await claimAll()).map((d) => d.webhookId)).toEqual([all[0].id]);
     expect(await stores.log.resend(id, 'msg_none')).toBeUndefined();
   });
+  if (!postgres) {
+    it(`should resend on a file another process is writing once it is free, and answer 503 after ${BUSY_WAIT_MS} ms`, async () => {
+      const id = await endpoint('http://127.0.0.1:1/a');
+      await commit('a');
+      const [delivery] = await stores.log.list(id, { limit: 1 });
+      const other = new BetterSqlite3(stores.database.location.replace(/^file /, ''));
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        setTimeout(() => other.exec('COMMIT'), BUSY_WAIT_MS / 2);
+        await expect(stores.log.resend(id, delivery.id)).resolves.toMatchObject({ id: delivery.id, status: 'pending' });
+        other.exec('BEGIN IMMEDIATE');
+        await expect(stores.log.resend(id, delivery.id)).rejects.toThrow(StorageUnavailableError);
+        other.exec('ROLLBACK');
+      } finally {
+        other.close();
+      }
+    });
+  }
   it('should recover only failed deliveries created in [since, until)', async () => {
     const id = await endpoint('http://127.0.0.1:1/a');
     await commit('a', 'b');

@@ -16,24 +16,23 @@ export interface OutboxAddition {
 }
 
 /**
- * The outbox's write, the first of the delivery persistence's three jobs (with `DispatchQueue` and
- * `DeliveryLog`): messages and their deliveries, committed with the plants they announce. Each store
- * has its own way, as the plants' group commit does.
+ * The outbox's write: messages and their deliveries, committed with the rows they announce, in the
+ * form of each store's group commit. A message goes to every endpoint enabled at commit and
+ * subscribed to its event type; one no endpoint subscribes to is not written. Enabling an endpoint
+ * takes `OUTBOX_WRITES_DRAINED` first, so no write misses one enabled before it commits.
  */
 export abstract class OutboxStore {
   /**
-   * SQLite: writes each message and one delivery per endpoint enabled now and subscribed to its event
-   * type, inside `transaction`, at once (the group commit's transaction is synchronous). A message no
-   * endpoint subscribes to is not written; with no enabled endpoint, the messages are not even made. Gives how many deliveries it wrote. Driver errors are thrown
-   * as they are (the transaction's owner classifies them).
+   * SQLite: the write, at once, inside the group commit's synchronous `transaction`; with no enabled
+   * endpoint the messages are not even made. Gives how many deliveries it wrote. Driver errors are
+   * thrown as they are (the transaction's owner classifies them).
    */
   abstract write(transaction: Transaction, messages: () => readonly NewMessage[]): number;
 
   /**
-   * PostgreSQL: the same write as common table expressions of the statement that inserts the rows
-   * (`inserted` names that statement's relation of them, column `id`): a message for each row it
-   * inserted and one delivery per endpoint enabled and subscribed to its event type, nothing when none is. Enabling an endpoint takes
-   * `OUTBOX_WRITES_DRAINED` first, so the statement's snapshot never misses one enabled before it commits.
+   * PostgreSQL: the write as common table expressions of the statement that inserts the rows
+   * (`inserted` names that statement's relation of them, column `id`), a message only for a row it
+   * inserted, read and written on the statement's one snapshot.
    */
   abstract writeWith(inserted: RawBuilder<unknown>, messages: readonly RowMessage[]): OutboxAddition;
 }

@@ -1,13 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, Kysely, sql } from 'kysely';
+import { InferResult, Kysely, sql } from 'kysely';
 import { Database } from '../../database/database';
-import { retryWhileBusy } from '../../database/sqlite-database';
-import { StatementResult } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import {
   AttemptRecord,
   DeliveryPageQuery,
-  DeliveryStatus,
   DeliveryView,
   RecoverCursor,
   RecoveredBatch,
@@ -17,27 +14,10 @@ import { DeliveryLog } from './delivery-log';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
 
-interface ViewRow {
-  seq: bigint | string;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  payload: string;
-  status: DeliveryStatus;
-  attempts: bigint | number;
-  created_at_ms: bigint | number;
-  next_attempt_at_ms: bigint | number;
-  at_ms: bigint | number | null;
-  response_status: bigint | number | null;
-  error: string | null;
-  duration_ms: bigint | number | null;
-}
-
 /**
- * The delivery log in whichever store `DatabaseModule` chose, written once: the admin API's reads,
- * resends and recoveries, on the durable connection (they are answered to a client). Times through
- * the store's clock (`StoreClock`). A write that finds the SQLite file locked by another process is
- * tried again for a moment before it fails (`retryWhileBusy`; PostgreSQL's errors are never "busy").
+ * The delivery log, written once for both stores: the admin API's reads, resends and recoveries.
+ * Times through the store's clock (`StoreClock`). Each write is a `Database.transaction`, so one that
+ * finds the SQLite file locked by another process is tried again for a moment before it fails.
  */
 @Injectable()
 export class SqlDeliveryLog implements DeliveryLog {
@@ -50,11 +30,10 @@ export class SqlDeliveryLog implements DeliveryLog {
     this.clock = storeClock(database);
   }
 
-  async list(endpointId: string, query: DeliveryPageQuery): Promise<DeliveryView[]> {
-    const { status, after, limit } = query;
+  async list(endpointId: string, { status, after, limit }: DeliveryPageQuery): Promise<DeliveryView[]> {
     const { rows } = await this.database.execute(
       'list webhook deliveries',
-      this.view()
+      view(this.db, this.clock)
         .where('d.endpoint_id', '=', endpointId)
         .$if(status !== undefined, (q) => q.where('d.status', '=', status!))
         .$if(after !== undefined, (q) => q.where('d.id', '<', BigInt(after!)))
@@ -83,35 +62,34 @@ export class SqlDeliveryLog implements DeliveryLog {
     return { ...toView(row), attemptLog: attempts.map(toAttempt) };
   }
 
-  async resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined> {
-    const { affectedRows } = await this.write(
-      'resend a webhook delivery',
-      this.db
-        .updateTable('webhook_deliveries')
-        .set({
-          status: 'pending',
-          // A delivery out on a send gets a schedule that differs from the one it was claimed with,
-          // even within one tick of the clock: its record sees the resend and keeps it pending.
-          next_attempt_at: sql<number>`CASE WHEN lease_token IS NULL THEN ${this.clock.now()}
-                                            ELSE ${this.clock.dueNowUnlike('next_attempt_at')} END`,
-          finished_at: null,
-          // The whole schedule again (a record of the send it was out on moves this past that attempt).
-          schedule_from: sql<number>`attempts`,
-        })
-        .where('endpoint_id', '=', endpointId)
-        .where('message_id', '=', webhookId)
-        .compile(),
-    );
-    if (affectedRows === 0) return undefined;
-    const [row] = (await this.database.execute('read a webhook delivery', this.one(endpointId, webhookId))).rows;
-    return row && toView(row);
+  resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined> {
+    const resend = this.db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'pending',
+        // A delivery out on a send gets a schedule that differs from the one it was claimed with,
+        // even within one tick of the clock: its record sees the resend and keeps it pending.
+        next_attempt_at: sql<number>`CASE WHEN lease_token IS NULL THEN ${this.clock.now()}
+                                          ELSE ${this.clock.dueNowUnlike('next_attempt_at')} END`,
+        finished_at: null,
+        // The whole schedule again (a record of the send it was out on moves this past that attempt).
+        schedule_from: sql<number>`attempts`,
+      })
+      .where('endpoint_id', '=', endpointId)
+      .where('message_id', '=', webhookId)
+      .compile();
+    return this.database.transaction('resend a webhook delivery', async (tx) => {
+      if ((await tx.execute(resend)).affectedRows === 0) return undefined;
+      const [row] = (await tx.execute(this.one(endpointId, webhookId))).rows;
+      return row && toView(row);
+    });
   }
 
   /**
    * A batch of a recover: the next failed deliveries by (created_at, id) (the partial index
-   * `webhook_deliveries_failed`, so a batch reads only its own rows), then one statement that makes
-   * those still failed pending. Each autocommits on its own: nothing is held between them or between
-   * batches, and the update checks again what the read found.
+   * `webhook_deliveries_failed`, so a batch reads only its own rows), then one short transaction that
+   * makes those still failed pending. Nothing is held between the two or between batches: the update
+   * checks again what the read found.
    */
   async recoverBatch(
     endpointId: string,
@@ -139,87 +117,88 @@ export class SqlDeliveryLog implements DeliveryLog {
     );
     if (rows.length === 0) return { queued: 0 };
     const startedAt = from?.startedAt ?? String(rows[0].started_key);
-    const { affectedRows } = await this.write(
+    const recover = this.db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'pending',
+        next_attempt_at: clock.now(),
+        finished_at: null,
+        // The whole schedule again; `attempts` stays the total, as the attempt log shows it.
+        schedule_from: sql<number>`attempts`,
+      })
+      // Its endpoint's row locked before any delivery (PostgreSQL; SQLite's writers take turns on
+      // the whole file), the order of every transaction that writes both (the dispatcher's record, a
+      // delete): none waits on another in a circle.
+      .where('endpoint_id', '=', (eb) =>
+        eb
+          .selectFrom('webhook_endpoints')
+          .select('webhook_endpoints.id')
+          .where('webhook_endpoints.id', '=', endpointId)
+          .forUpdate(),
+      )
+      .where(
+        'id',
+        'in',
+        rows.map((row) => BigInt(row.id)),
+      )
+      // Checked again on the rows as they are now: brought back meanwhile (and failed again since
+      // this recover began) is left alone.
+      .where('status', '=', sql.lit('failed'))
+      .where((eb) => eb.or([eb('finished_at', 'is', null), eb('finished_at', '<=', clock.fromKey(startedAt))]))
+      .compile();
+    const queued = await this.database.transaction(
       'recover webhook deliveries',
-      this.db
-        .updateTable('webhook_deliveries')
-        .set({
-          status: 'pending',
-          next_attempt_at: clock.now(),
-          finished_at: null,
-          // The whole schedule again; `attempts` stays the total, as the attempt log shows it.
-          schedule_from: sql<number>`attempts`,
-        })
-        // Its endpoint's row locked before any delivery (PostgreSQL; SQLite's writers take turns on
-        // the whole file), the order of every transaction that writes both (the dispatcher's record, a
-        // delete): none waits on another in a circle.
-        .where('endpoint_id', '=', (eb) =>
-          eb
-            .selectFrom('webhook_endpoints')
-            .select('webhook_endpoints.id')
-            .where('webhook_endpoints.id', '=', endpointId)
-            .forUpdate(),
-        )
-        .where(
-          'id',
-          'in',
-          rows.map((row) => BigInt(row.id)),
-        )
-        // Checked again on the rows as they are now: brought back meanwhile (and failed again since
-        // this recover began) is left alone.
-        .where('status', '=', sql.lit('failed'))
-        .where((eb) => eb.or([eb('finished_at', 'is', null), eb('finished_at', '<=', clock.fromKey(startedAt))]))
-        .compile(),
+      async (tx) => (await tx.execute(recover)).affectedRows,
     );
     const last = rows[rows.length - 1];
     return rows.length < limit
-      ? { queued: affectedRows }
-      : { queued: affectedRows, next: { startedAt, createdAt: String(last.created_key), seq: String(last.id) } };
+      ? { queued }
+      : { queued, next: { startedAt, createdAt: String(last.created_key), seq: String(last.id) } };
   }
 
-  /** Deliveries with their message and last attempt, as the log shows them. */
-  private view() {
-    const clock = this.clock;
-    return (
-      this.db
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-        // Its last attempt: the newest of its rows.
-        .leftJoin('webhook_attempts as a', (join) =>
-          join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
-        )
-        .select([
-          'd.id as seq',
-          'd.message_id',
-          'd.endpoint_id',
-          'm.event_type',
-          'm.payload',
-          'd.status',
-          'd.attempts',
-          clock.ms('d.created_at').as('created_at_ms'),
-          clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
-          sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
-          'a.response_status',
-          'a.error',
-          'a.duration_ms',
-        ])
-    );
-  }
-
-  private one(endpointId: string, webhookId: string): CompiledQuery<ViewRow> {
-    return this.view().where('d.endpoint_id', '=', endpointId).where('d.message_id', '=', webhookId).compile();
-  }
-
-  private write<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    return retryWhileBusy(() => this.database.execute(action, query));
+  private one(endpointId: string, webhookId: string) {
+    return view(this.db, this.clock)
+      .where('d.endpoint_id', '=', endpointId)
+      .where('d.message_id', '=', webhookId)
+      .compile();
   }
 }
+
+/** Deliveries with their message and last attempt, as the log shows them. */
+function view(db: Kysely<Tables>, clock: StoreClock) {
+  return (
+    db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+      // Its last attempt: the newest of its rows.
+      .leftJoin('webhook_attempts as a', (join) =>
+        join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
+      )
+      .select([
+        'd.id as seq',
+        'd.message_id',
+        'd.endpoint_id',
+        'm.event_type',
+        'm.payload',
+        'd.status',
+        'd.attempts',
+        clock.ms('d.created_at').as('created_at_ms'),
+        clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
+        sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
+        'a.response_status',
+        'a.error',
+        'a.duration_ms',
+      ])
+  );
+}
+
+type ViewRow = InferResult<ReturnType<typeof view>>[number];
 
 function toAttempt(row: {
   at_ms: bigint | number;
   response_status: bigint | number | null;
   error: string | null;
-  duration_ms: bigint | number;
+  duration_ms: bigint | number | null;
 }): AttemptRecord {
   return {
     atMs: msOf(row.at_ms),
@@ -240,15 +219,6 @@ function toView(row: ViewRow): DeliveryView {
     attempts: Number(row.attempts),
     createdAtMs: msOf(row.created_at_ms),
     ...(row.status === 'pending' ? { nextAttemptAtMs: msOf(row.next_attempt_at_ms) } : {}),
-    ...(row.at_ms === null
-      ? {}
-      : {
-          lastAttempt: toAttempt({
-            at_ms: row.at_ms,
-            response_status: row.response_status,
-            error: row.error,
-            duration_ms: row.duration_ms!,
-          }),
-        }),
+    ...(row.at_ms === null ? {} : { lastAttempt: toAttempt({ ...row, at_ms: row.at_ms }) }),
   };
 }

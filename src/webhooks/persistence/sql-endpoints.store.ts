@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Kysely, RawBuilder, sql } from 'kysely';
+import { Kysely, Selection, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { isUniqueViolation } from '../../database/driver-errors';
 import { Transaction, TransactionOptions } from '../../database/transaction';
@@ -11,18 +11,6 @@ import { CONFIGURED_SECRETS, SecretsColumn } from './secrets-column';
 import { OUTBOX_WRITES_DRAINED } from './sql-outbox.store';
 import { StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
-
-interface EndpointRow {
-  id: string;
-  url: string;
-  description: string;
-  disabled: bigint | boolean;
-  disabled_reason: string | null;
-  source: 'api' | 'config';
-  created_at_ms: number | bigint;
-  updated_at_ms: number | bigint;
-  event_types: string;
-}
 
 /**
  * Every change to the set of endpoints (a create, the reconcile, the reseal) takes it: instances
@@ -38,14 +26,9 @@ const DRAINED = OUTBOX_WRITES_DRAINED;
 const LOCKED_AND_DRAINED: TransactionOptions = { ...LOCKED, ...DRAINED };
 
 /**
- * The webhook endpoints, in whichever store `DatabaseModule` chose, every query written once with
- * the typed query builder and every change one `Database.transaction`. Times go through the store's
- * clock (`StoreClock`); row locks (`forUpdate`) are PostgreSQL's, SQLite's BEGIN IMMEDIATE holding
- * the whole file instead.
- *
- * SQLite: every change is committed (and fsynced) before it is answered, tried again off the event
- * loop while another process holds the file. PostgreSQL: shared by every instance; times from the
- * server's clock; the cap on API endpoints and the reconcile are settled under one advisory lock.
+ * The webhook endpoints, written once for both stores, every change one `Database.transaction`.
+ * Times go through the store's clock (`StoreClock`); row locks (`forUpdate`) are PostgreSQL's,
+ * SQLite's BEGIN IMMEDIATE holding the whole file instead.
  */
 @Injectable()
 export class SqlEndpointsStore extends EndpointsStore {
@@ -86,13 +69,13 @@ export class SqlEndpointsStore extends EndpointsStore {
                 url: endpoint.url,
                 description: endpoint.description,
                 source: 'api',
-                disabled: flag(endpoint.disabled),
+                disabled: sql.lit(endpoint.disabled),
                 secrets,
                 event_types: JSON.stringify(endpoint.eventTypes ?? DEFAULT_EVENT_TYPES),
                 created_at: now,
                 updated_at: now,
               })
-              .returning(this.columns())
+              .returning(columns(this.clock))
               .compile(),
           );
           return toEndpoint(inserted.rows[0]);
@@ -108,7 +91,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   async list(limit: number, after?: string): Promise<Endpoint[]> {
     const query = this.db
       .selectFrom('webhook_endpoints')
-      .select(this.columns())
+      .select(columns(this.clock))
       .$if(after !== undefined, (qb) => qb.where('id', '>', after!))
       .orderBy('id')
       .limit(limit)
@@ -118,7 +101,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   }
 
   async get(id: string): Promise<Endpoint | undefined> {
-    const query = this.db.selectFrom('webhook_endpoints').select(this.columns()).where('id', '=', id).compile();
+    const query = this.db.selectFrom('webhook_endpoints').select(columns(this.clock)).where('id', '=', id).compile();
     const { rows } = await this.database.execute('read a webhook endpoint', query);
     return rows.length === 0 ? undefined : toEndpoint(rows[0]);
   }
@@ -130,7 +113,7 @@ export class SqlEndpointsStore extends EndpointsStore {
       .set({
         ...(url === undefined ? {} : { url }),
         ...(description === undefined ? {} : { description }),
-        ...(disabled === undefined ? {} : { disabled: flag(disabled) }),
+        ...(disabled === undefined ? {} : { disabled: sql.lit(disabled) }),
         ...(eventTypes === undefined ? {} : { event_types: JSON.stringify(eventTypes) }),
         updated_at: this.clock.now(),
         // A re-enabled endpoint starts afresh: no reason, no backoff, no failures or signals counted.
@@ -141,14 +124,14 @@ export class SqlEndpointsStore extends EndpointsStore {
               failing_since: null,
               paused_until: null,
               signals: 0,
-              throttled: flag(false),
+              throttled: sql.lit(false),
               backoffs: 0,
               in_flight_cap: null,
             }
           : {}),
       })
       .where('id', '=', id)
-      .returning(this.columns())
+      .returning(columns(this.clock))
       .compile();
     return this.database.transaction(
       'update an endpoint',
@@ -249,7 +232,7 @@ export class SqlEndpointsStore extends EndpointsStore {
                       .case()
                       .when(wasConfig)
                       .then(eb.ref('webhook_endpoints.disabled'))
-                      .else(flag(false))
+                      .else(sql.lit(false))
                       .end(),
                     disabled_reason: eb.case().when(wasConfig).then(eb.ref('webhook_endpoints.disabled_reason')).end(),
                     updated_at: eb.case().when(wasConfig).then(eb.ref('webhook_endpoints.updated_at')).else(now).end(),
@@ -327,27 +310,23 @@ export class SqlEndpointsStore extends EndpointsStore {
     const { affectedRows } = await tx.execute(db.deleteFrom('webhook_endpoints').where('id', '=', id).compile());
     return affectedRows === 1;
   }
-
-  /** The columns of an `Endpoint`, its times in Unix milliseconds whatever the store. */
-  private columns() {
-    return [
-      'id',
-      'url',
-      'description',
-      'disabled',
-      'disabled_reason',
-      'source',
-      this.clock.ms('created_at').as('created_at_ms'),
-      this.clock.ms('updated_at').as('updated_at_ms'),
-      'event_types',
-    ] as const;
-  }
 }
 
-/** A flag as both stores take it: SQL's TRUE and FALSE, which SQLite reads as 1 and 0. */
-function flag(value: boolean): RawBuilder<boolean> {
-  return value ? sql<boolean>`true` : sql<boolean>`false`;
-}
+/** The columns of an `Endpoint`, its times in Unix milliseconds whatever the store. */
+const columns = (clock: StoreClock) =>
+  [
+    'id',
+    'url',
+    'description',
+    'disabled',
+    'disabled_reason',
+    'source',
+    clock.ms('created_at').as('created_at_ms'),
+    clock.ms('updated_at').as('updated_at_ms'),
+    'event_types',
+  ] as const;
+
+type EndpointRow = Selection<Tables, 'webhook_endpoints', ReturnType<typeof columns>[number]>;
 
 function toEndpoint(row: EndpointRow): Endpoint {
   return {

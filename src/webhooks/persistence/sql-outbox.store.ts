@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Kysely, RawBuilder, sql } from 'kysely';
+import { CompiledQuery, Kysely, RawBuilder, sql } from 'kysely';
 import { prepareQuery } from '../../database/prepared-query';
 import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
@@ -20,15 +20,8 @@ import './webhooks.tables';
 export const OUTBOX_WRITES_DRAINED: TransactionOptions = { holdWritesTo: ['webhook_messages'] };
 
 /**
- * The outbox's write, in the way of each store (the port's two methods; the plants' repository calls
- * the one of its store):
- *
- * - SQLite (`write`): synchronously, inside the group commit's transaction, through its `execute`
- *   (compiled queries, each compiled once): the enabled endpoints, then per message its row and one
- *   delivery per endpoint. Times: Unix ms.
- * - PostgreSQL (`writeWith`): common table expressions of the plants' one insert statement, the
- *   enabled endpoints read inside it (`unnest` for the batch); times from the server's clock (the
- *   columns' defaults).
+ * The outbox's write in the form of each store's group commit (see `OutboxStore`). SQLite's times
+ * are Unix ms of this process; PostgreSQL's come from the server's clock (the columns' defaults).
  */
 @Injectable()
 export class SqlOutboxStore implements OutboxStore {
@@ -36,48 +29,29 @@ export class SqlOutboxStore implements OutboxStore {
 
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** SQLite's write: `execute` returns at once, so the whole write finishes inside the call. */
   write(transaction: Transaction, messages: () => readonly NewMessage[]): number {
-    // Compiled once, on the first write.
     const { enabled, message, delivery } = (this.statements ??= sqliteStatements(this.db));
-    const run = <Row>(query: Parameters<Transaction['execute']>[0]) =>
-      transaction.execute(query) as StatementResult<Row>;
-    const endpoints = run<{ id: string; event_types: string }>(enabled({})).rows;
+    // SQLite's transaction runs each statement at once.
+    const run = <Row>(query: CompiledQuery<Row>) => transaction.execute(query) as StatementResult<Row>;
+    const endpoints = run(enabled).rows.map(({ id, event_types }) => ({
+      id,
+      eventTypes: JSON.parse(event_types) as string[],
+    }));
     if (endpoints.length === 0) return 0;
-    // Each endpoint gets the messages of the event types it subscribes to, and no other.
-    const subscribed = new Map<string, string[]>();
-    const subscribedTo = (eventType: string) => {
-      let ids = subscribed.get(eventType);
-      if (ids === undefined) {
-        ids = endpoints
-          .filter((endpoint) => (JSON.parse(endpoint.event_types) as string[]).includes(eventType))
-          .map((endpoint) => endpoint.id);
-        subscribed.set(eventType, ids);
-      }
-      return ids;
-    };
     const now = Date.now();
     let written = 0;
     for (const { id, eventType, payload, traceContext } of messages()) {
-      const endpointIds = subscribedTo(eventType);
-      if (endpointIds.length === 0) continue;
+      // Each endpoint gets the messages of the event types it subscribes to, and no other.
+      const subscribed = endpoints.filter((endpoint) => endpoint.eventTypes.includes(eventType));
+      if (subscribed.length === 0) continue;
       run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));
-      for (const endpointId of endpointIds) {
-        written += run(delivery({ messageId: id, endpointId, now })).affectedRows;
+      for (const endpoint of subscribed) {
+        written += run(delivery({ messageId: id, endpointId: endpoint.id, now })).affectedRows;
       }
     }
     return written;
   }
 
-  /**
-   * PostgreSQL's part of the plants' insert: the enabled endpoints, the messages of the rows it
-   * inserted (only if an endpoint subscribes to their event type) and a delivery for each message and
-   * endpoint subscribed to its type (`event_types` holds it), read and
-   * written on the statement's one snapshot. Enabling an endpoint takes `OUTBOX_WRITES_DRAINED`, which
-   * waits for the statements in flight (each holds ROW EXCLUSIVE on `webhook_messages` from its parse)
-   * and holds back new ones until it commits, so a statement's snapshot, taken after its locks, sees
-   * every endpoint enabled before it commits.
-   */
   writeWith(inserted: RawBuilder<unknown>, messages: readonly RowMessage[]): OutboxAddition {
     return {
       ctes: sql`,
@@ -102,26 +76,27 @@ export class SqlOutboxStore implements OutboxStore {
   }
 }
 
-/** SQLite's statements of the write, each compiled once. */
+type MessageValues = { id: string; eventType: string; payload: string; traceContext: string | null; now: number };
+
+/** SQLite's statements of the write, compiled once: the group commit runs them once per plant. */
 function sqliteStatements(db: Kysely<Tables>) {
-  const enabled = prepareQuery<Record<string, never>, { id: string; event_types: string }>(() =>
-    db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('disabled', '=', sql.lit(false)).compile(),
-  );
-  const message = prepareQuery<
-    { id: string; eventType: string; payload: string; traceContext: string | null; now: number },
-    never
-  >(({ id, eventType, payload, traceContext, now }) =>
-    db
-      .insertInto('webhook_messages')
-      .values({ id, event_type: eventType, payload, trace_context: traceContext, created_at: now })
+  return {
+    enabled: db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'event_types'])
+      .where('disabled', '=', sql.lit(false))
       .compile(),
-  );
-  const delivery = prepareQuery<{ messageId: string; endpointId: string; now: number }, never>(
-    ({ messageId, endpointId, now }) =>
+    message: prepareQuery(({ id, eventType, payload, traceContext, now }: MessageValues) =>
+      db
+        .insertInto('webhook_messages')
+        .values({ id, event_type: eventType, payload, trace_context: traceContext, created_at: now })
+        .compile(),
+    ),
+    delivery: prepareQuery(({ messageId, endpointId, now }: { messageId: string; endpointId: string; now: number }) =>
       db
         .insertInto('webhook_deliveries')
         .values({ message_id: messageId, endpoint_id: endpointId, created_at: now, next_attempt_at: now })
         .compile(),
-  );
-  return { enabled, message, delivery };
+    ),
+  };
 }

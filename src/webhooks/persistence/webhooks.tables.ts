@@ -1,19 +1,13 @@
 import { ColumnType } from 'kysely';
 import { Int64Column } from '../../database/tables';
+import { DeliveryStatus } from './deliveries';
 
 /*
  * The webhook feature's tables, as the query builder sees them (created by `webhooks.migrations.ts`).
- * Both stores hold the same columns; two kinds of column hold different types in each, and a query
- * reads them through the store's clock (see the stores) or as written here:
- *
- * - a time is Unix milliseconds on SQLite (one instance, one clock; read as a bigint) and a
- *   `timestamptz` from the server's clock on PostgreSQL (read as a Date);
- * - a flag is an INTEGER 0/1 on SQLite (read as a bigint) and a BOOLEAN on PostgreSQL. Write it as
- *   `sql.lit(true)` / `sql.lit(false)`: both stores read the literals (SQLite as 1 and 0), while
- *   better-sqlite3 cannot bind a boolean parameter.
- *
- * Small integers (counts, statuses, durations) read as a bigint on SQLite (the connections read
- * integers as safe integers) and as a number on PostgreSQL.
+ * Both stores hold the same columns, but read back different types: an INTEGER is a bigint from SQLite
+ * (its connections read safe integers) and a number from PostgreSQL. A flag is 0/1 on SQLite and a
+ * BOOLEAN on PostgreSQL: write it as `sql.lit(true)` / `sql.lit(false)`, which both read (better-sqlite3
+ * cannot bind a boolean). A time goes through the store's clock (`StoreClock`).
  */
 
 /**
@@ -67,17 +61,11 @@ export interface WebhookMessagesTable {
   created_at: TimeColumn;
 }
 
-export type DeliveryStatusColumn = ColumnType<
-  'pending' | 'succeeded' | 'failed',
-  'pending' | 'succeeded' | 'failed' | undefined,
-  'pending' | 'succeeded' | 'failed'
->;
-
 export interface WebhookDeliveriesTable {
   id: GeneratedInt64Column;
   message_id: string;
   endpoint_id: string;
-  status: DeliveryStatusColumn;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
   attempts: SmallIntColumn;
   /** `attempts` when its current retry schedule began: 0, or as a resend or recover found it. */
   schedule_from: SmallIntColumn;
