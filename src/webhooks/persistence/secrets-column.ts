@@ -15,17 +15,12 @@ export const CONFIGURED_SECRETS = 'config:WEBHOOK_SECRET';
 const UNREADABLE_SECRETS_RETRY_MS = 60_000;
 
 /**
- * The `secrets` column of `webhook_endpoints`. Inside, a JSON array of `{"secret", "expiresAt"?}`,
- * current first; stored sealed by the `SecretsCipher` for its endpoint's row (`enc:v1:v2:…`), so a
- * value copied into another row does not open there. Values bound to no endpoint, written in clear
- * before (a bare JSON array) or sealed in the first form, are sealed for their row by the first
- * start-up of this build (`resealed`), which the store records in the same transaction; after it,
- * such a value is what someone wrote or copied in, and is treated as a copied one: it does not open,
- * and a rotation replaces it (`unboundClosed`). A `config` endpoint holds `CONFIGURED_SECRETS` and
- * reads as WEBHOOK_SECRET's secrets.
- *
- * Every store reads and writes the column through this one class, so the claims sign with what it
- * gives, and no other code sees how it is stored.
+ * The `secrets` column of `webhook_endpoints`, the one place that reads and writes it: a JSON array of
+ * `{"secret", "expiresAt"?}`, current first, sealed by the `SecretsCipher` for its endpoint's row, so
+ * a value copied into another row does not open there. Values bound to no endpoint (in clear, or of
+ * the cipher's first form) are sealed for their row by the first start-up that finds them (`resealed`,
+ * recorded by the store); after that record such a value was written or copied in by hand: it does not
+ * open, and a rotation replaces it (`unboundClosed`). A `config` endpoint reads as WEBHOOK_SECRET's.
  */
 export class SecretsColumn {
   // The claims read the same few rows again and again: each sealed value is opened once.
