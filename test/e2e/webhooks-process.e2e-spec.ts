@@ -136,7 +136,6 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
       (await rawRequest(url, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')).status,
     ).toBe(200);
 
-    const started = Date.now();
     const exited = service.stop('SIGTERM');
     await eventually(() => service!.output().includes('SIGTERM received'));
     // No new connection is accepted.
@@ -159,8 +158,9 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
       headers: { connection: 'close' },
       body: { name: 'In flight' },
     });
+    // Within SHUTDOWN_TIMEOUT_MS by the service's own clock: past it, it would have exited 1, saying so.
     expect(await exited).toBe(0);
-    expect(Date.now() - started).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    expect(service.output()).not.toContain('Shutdown did not finish');
     expect(service.output()).toContain('Shutdown complete');
     // The client that never finished was cut, without an answer, so the exit could come in time.
     expect(await stalled.answer()).toMatchObject({ status: undefined, closed: true });

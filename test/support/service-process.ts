@@ -1,6 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 
 export const MAIN = join(__dirname, '..', '..', 'dist', 'main.js');
 
@@ -17,6 +18,28 @@ export interface ServiceProcess {
   logs: () => Record<string, unknown>[];
   /** Sends `signal` and resolves with the exit code (null when killed by the signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+// Every service a test file started that has not exited yet: killed after the file's last hook, so
+// that a failed beforeAll, a start that timed out or a forgotten stop leaves no service behind Jest.
+// The module is loaded again for each test file, so this afterAll belongs to the file importing it.
+const running = new Set<ChildProcess>();
+afterAll(async () => {
+  const exits = [...running].map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  for (const child of running) child.kill('SIGKILL');
+  await Promise.all(exits);
+});
+
+/** `node dist/main.js` with the service's flags, counted in `running` until it exits. */
+function spawnService(env: NodeJS.ProcessEnv): ChildProcessByStdio<null, Readable, Readable> {
+  assertBuilt();
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 function assertBuilt(): void {
@@ -42,16 +65,15 @@ export function jsonLines(output: string): Record<string, unknown>[] {
 
 /** Starts the built service (`node dist/main.js`) and waits until it listens. */
 export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  assertBuilt();
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnService(env);
   let output = '';
   // 'close', not 'exit': by then everything it wrote to stdout and stderr has been read.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 20000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start in time:\n${output}`));
+    }, 20000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /[Ll]istening on (http:\/\/[^;\s"]+)/.exec(output);
@@ -80,11 +102,7 @@ export function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
 
 /** Runs the built service expecting it to refuse to start; resolves with its exit code and stderr. */
 export function runUntilExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  assertBuilt();
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnService(env);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
