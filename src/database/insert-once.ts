@@ -26,12 +26,12 @@ export interface InsertOnceTable<Value extends { readonly id: bigint }, Row exte
   readonly table: string;
   /** Every column with its PostgreSQL type, `id` (the int64 primary key) among them. */
   readonly columns: { readonly [Column in keyof Row & string]: ColumnType };
-  toRow(value: Value): Row;
-  fromRow(row: Row): Value;
+  readonly toRow: (value: Value) => Row;
+  readonly fromRow: (row: Row) => Value;
   /** Whether a create of `value` finding `stored` under its id is a replay (otherwise a conflict). */
-  same(stored: Value, value: Value): boolean;
+  readonly same: (stored: Value, value: Value) => boolean;
   /** The error of a create whose id holds other content (a 409). */
-  conflict(value: Value): Error;
+  readonly conflict: (value: Value) => Error;
   /** The feature's events port: what commits with each new row (never for a replay or a conflict). */
   readonly events?: CreatedEventsPort<Value>;
   /**
@@ -55,6 +55,9 @@ export interface CreatedEventsPort<Created> {
   committed(transaction: Transaction): void;
   createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Created[]): StatementAddition;
 }
+
+/** Any table of any resource, for queries built from its description. */
+type AnyTables = Record<string, Record<string, unknown>>;
 
 /** A write of a batch: a create, or (SQLite's group commit) a delete. */
 type Write<Value> = { readonly create: Value } | { readonly remove: bigint };
@@ -90,7 +93,7 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
     private readonly table: InsertOnceTable<Value, Row>,
   ) {
     this.columns = Object.keys(table.columns);
-    this.queries = tableQueries<Row>(database.kysely as Kysely<any>, table.table, this.columns);
+    this.queries = tableQueries<Row>(database.kysely as unknown as Kysely<AnyTables>, table.table, this.columns);
     this.sqlite = database.kind === 'sqlite';
     if (table.groupCommit) {
       // SQLite gathers until a turn brings nothing new: each commit blocks the loop for an fsync, so the
@@ -324,7 +327,7 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
  * The per-row statements, built once with the query builder and compiled once each
  * (`prepareQuery`): SQLite's insert of one row, the read by id, the delete.
  */
-function tableQueries<Row>(db: Kysely<any>, table: string, columns: readonly string[]) {
+function tableQueries<Row>(db: Kysely<AnyTables>, table: string, columns: readonly string[]) {
   return {
     insert: prepareQuery<Record<string, unknown>, never>((row) =>
       db

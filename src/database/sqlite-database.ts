@@ -296,10 +296,10 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   }
 
   /** Rolls back and gives the turn back; a statement's error becomes the port's, what the work threw passes as it is. */
-  private failed(connection: BetterSqlite3.Database, action: string, error: unknown): unknown {
+  private failed(connection: BetterSqlite3.Database, action: string, error: unknown): Error {
     rollBack(connection);
     this.give();
-    return isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : error;
+    return isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : (error as Error);
   }
 
   /**

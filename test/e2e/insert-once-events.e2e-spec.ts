@@ -40,12 +40,18 @@ const SEEDLING_CREATED: EventType<Seedling> = {
   webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', body: NewSeedlingDto },
 };
 
+interface SeedlingRow {
+  id: bigint | string;
+  name: string;
+  tag: string | null;
+}
+
 @Injectable()
 class SeedlingsRepository {
-  private readonly seedlings: InsertOnce<Seedling, { id: bigint | string; name: string; tag: string | null }>;
+  private readonly seedlings: InsertOnce<Seedling, SeedlingRow>;
 
   constructor(database: Database, events: SeedlingEvents) {
-    this.seedlings = new InsertOnce(database, {
+    this.seedlings = new InsertOnce<Seedling, SeedlingRow>(database, {
       what: 'a seedling',
       table: 'plants',
       columns: { id: 'bigint', name: 'text', tag: 'text' },

@@ -55,7 +55,7 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
     events: PlantEvents,
   ) {
     this.queries = plantQueries(db);
-    this.plants = new InsertOnce(database, {
+    this.plants = new InsertOnce<Plant, PlantRow>(database, {
       what: 'a plant',
       table: 'plants',
       columns: { id: 'bigint', name: 'text', tag: 'text' },
