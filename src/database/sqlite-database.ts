@@ -251,17 +251,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
         if (!isBusy(error)) return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error));
       }
     }
-    return this.transactionInTurn(connection, action, work);
-  }
-
-  /** A transaction that waits for its turn (and for a busy file) before its BEGIN. */
-  private async transactionInTurn<T>(
-    connection: BetterSqlite3.Database,
-    action: string,
-    work: (tx: Transaction) => T | Promise<T>,
-  ): Promise<T> {
-    await this.begin(connection, action);
-    return this.inTransaction(connection, action, work);
+    return this.begin(connection, action).then(() => this.inTransaction(connection, action, work));
   }
 
   /** `work` in the open transaction, then COMMIT (ROLLBACK on failure), then the turn given back. */
@@ -270,36 +260,30 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     action: string,
     work: (tx: Transaction) => T | Promise<T>,
   ): Promise<T> {
-    let done: T | Promise<T>;
+    const commit = (result: T): T => {
+      try {
+        connection.exec('COMMIT');
+      } catch (error) {
+        throw driverError(error);
+      }
+      this.give();
+      return result;
+    };
+    // A statement's error becomes the port's; what the work threw passes as it is.
+    const failed = (error: unknown): Error => {
+      rollBack(connection);
+      this.give();
+      return isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : (error as Error);
+    };
     try {
-      done = work(new SqliteTransaction(connection));
+      const done = work(new SqliteTransaction(connection));
+      if (!isPromiseLike(done)) return Promise.resolve(commit(done));
+      return done.then(commit).catch((error: unknown) => {
+        throw failed(error);
+      });
     } catch (error) {
-      return Promise.reject(this.failed(connection, action, error));
+      return Promise.reject(failed(error));
     }
-    if (!isPromiseLike(done)) return this.commit(connection, action, done);
-    return done.then(
-      (result) => this.commit(connection, action, result),
-      (error: unknown) => {
-        throw this.failed(connection, action, error);
-      },
-    );
-  }
-
-  private commit<T>(connection: BetterSqlite3.Database, action: string, result: T): Promise<T> {
-    try {
-      connection.exec('COMMIT');
-    } catch (error) {
-      return Promise.reject(this.failed(connection, action, driverError(error)));
-    }
-    this.give();
-    return Promise.resolve(result);
-  }
-
-  /** Rolls back and gives the turn back; a statement's error becomes the port's, what the work threw passes as it is. */
-  private failed(connection: BetterSqlite3.Database, action: string, error: unknown): Error {
-    rollBack(connection);
-    this.give();
-    return isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : (error as Error);
   }
 
   /**
