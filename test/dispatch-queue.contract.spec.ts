@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
+import { CompiledQuery, sql } from 'kysely';
 import { PostgresDatabase } from '../src/database/postgres-database';
-import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
+import { SqliteDatabase } from '../src/database/sqlite-database';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
 import { attemptResult, GONE_REASON, THROTTLE_AFTER_SIGNALS } from '../src/webhooks/dispatch-policy';
@@ -361,22 +362,26 @@ describePostgres('the PostgreSQL dispatch queue beside other instances', () => {
    */
   const besideADisable = async <T>(id: string, operation: () => Promise<T>): Promise<{ result: T; failed: number }> => {
     let done!: Promise<T>;
-    const failed = await pg().transaction(async (client) => {
-      await client.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id]);
-      const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+    const failed = await pg().transaction('disable an endpoint', async (tx) => {
+      await tx.execute(CompiledQuery.raw('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id]));
+      const [{ pid }] = (await tx.execute(sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.compile(pg().kysely)))
+        .rows;
       done = operation();
       done.catch(() => undefined); // awaited below
       await eventually(async () => {
-        const waiting = await pg().query<{ n: number }>(
+        const waiting = await pg().execute(
           'see who waits',
-          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
-          [pid],
+          sql<{
+            n: number;
+          }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid} = ANY(pg_blocking_pids(pid))`.compile(
+            pg().kysely,
+          ),
         );
         return waiting.rows[0].n > 0;
       });
-      return (await client.query(failPending, [id])).rowCount;
+      return (await tx.execute(CompiledQuery.raw(failPending, [id]))).affectedRows;
     });
-    return { result: await done, failed: failed ?? 0 };
+    return { result: await done, failed };
   };
 
   it('should record a result while another instance disables its endpoint, neither aborted', async () => {
@@ -402,9 +407,9 @@ describePostgres('the PostgreSQL dispatch queue beside other instances', () => {
     const held = await endpoint('http://127.0.0.1:1/held');
     const other = await endpoint('http://127.0.0.1:1/other');
     await commit('a');
-    await pg().transaction(async (client) => {
-      await client.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [held]);
-      await client.query(failPending, [held]);
+    await pg().transaction('disable an endpoint', async (tx) => {
+      await tx.execute(CompiledQuery.raw('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [held]));
+      await tx.execute(CompiledQuery.raw(failPending, [held]));
       // Before the disable commits: the claim takes the other endpoint's delivery, and waits on nothing.
       expect((await stores.queue.claim(100, LEASE_MS, 8)).map((d) => d.endpointId)).toEqual([other]);
     });
@@ -424,15 +429,10 @@ describe('the SQLite dispatch queue', () => {
         { id: newEndpointId(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() },
         100,
       );
-      const connection = database.connection;
-      connection
-        .transaction(
-          () =>
-            void new OutboxWriter(outbox, () => undefined, PLANT_CREATED).created(new SqliteTransaction(connection), [
-              { id: 1n, name: 'a' },
-            ]),
-        )
-        .immediate();
+      await database.transaction(
+        'write an event',
+        (tx) => void new OutboxWriter(outbox, () => undefined, PLANT_CREATED).created(tx, [{ id: 1n, name: 'a' }]),
+      );
       expect(await store.claim(10, 1, 8)).toHaveLength(1);
       await new Promise((resolve) => setTimeout(resolve, 20));
       const [again] = await store.claim(10, 60_000, 8);

@@ -5,47 +5,58 @@ import BetterSqlite3 from 'better-sqlite3';
 import { RawBuilder, sql } from 'kysely';
 import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
 import { Database } from '../src/database/database';
-import { CreatedEventsPort, insertOnce } from '../src/database/insert-once';
+import { CreatedEventsPort, InsertOnce } from '../src/database/insert-once';
 import { StatementAddition } from '../src/database/statement-addition';
 import { Transaction } from '../src/database/transaction';
 import { BUSY_WAIT_MS, SqliteDatabase } from '../src/database/sqlite-database';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
-import { plantQueries } from '../src/plants/persistence/sql-plants.repository';
 import { describeOnEachDatabase } from './support/stores';
 
 /**
- * The shared create rule (a new resource's repository starts with it), on each store, over a real
- * table: plants'. Stored once; the same row again is a replay; other content is a 409; concurrent
- * creates of one key store it once.
+ * The shared create path (a new resource's repository starts with it; plants add the group commit),
+ * on each store, over a real table: plants'. Stored once; the same row again is a replay; other
+ * content is a 409; concurrent creates of one key store it once.
  */
-/** A plant created through `insertOnce` (the rule under test), over plants' table. */
-function createIn(database: Database, id: bigint, name: string, events?: CreatedEventsPort<string>) {
-  const queries = plantQueries(database.kysely);
-  return insertOnce(
-    database,
-    'a plant',
-    { insert: queries.insert({ id, name, tag: null }), stored: queries.byId({ id }) },
-    (stored) => stored.name === name && stored.tag === null,
-    `A plant with id ${id} already exists with a different name or tag`,
-    events === undefined ? undefined : { events, created: name, key: id },
-  );
+interface Named {
+  readonly id: bigint;
+  readonly name: string;
+}
+
+/** The create path under test, over plants' table (its tag left empty). */
+function namedPlants(database: Database, events?: CreatedEventsPort<Named>) {
+  return new InsertOnce<Named, { id: bigint | string; name: string; tag: string | null }>(database, {
+    what: 'a plant',
+    table: 'plants',
+    columns: { id: 'bigint', name: 'text', tag: 'text' },
+    toRow: ({ id, name }) => ({ id, name, tag: null }),
+    fromRow: ({ id, name }) => ({ id: BigInt(id), name }),
+    same: (stored, value) => stored.name === value.name,
+    conflict: ({ id }) =>
+      new ResourceConflictError(`A plant with id ${id} already exists with a different name or tag`),
+    events,
+  });
+}
+
+async function createIn(database: Database, id: bigint, name: string, events?: CreatedEventsPort<Named>) {
+  const { created } = await namedPlants(database, events).create({ id, name });
+  return { created };
 }
 
 /**
  * A port that records what it is asked (SQLite: `created` in the transaction, `committed` after;
  * PostgreSQL: `createdInStatement`, whose statement reads the inserted key and whose outcome comes back).
  */
-class RecordingEvents implements CreatedEventsPort<string> {
+class RecordingEvents implements CreatedEventsPort<Named> {
   readonly calls: unknown[][] = [];
-  created(_transaction: Transaction, rows: readonly string[]): void {
-    this.calls.push(['created', ...rows]);
+  created(_transaction: Transaction, rows: readonly Named[]): void {
+    this.calls.push(['created', ...rows.map((row) => row.name)]);
   }
   committed(): void {
     this.calls.push(['committed']);
   }
-  createdInStatement(inserted: RawBuilder<unknown>, rows: readonly string[]): StatementAddition {
-    this.calls.push(['createdInStatement', ...rows]);
+  createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Named[]): StatementAddition {
+    this.calls.push(['createdInStatement', ...rows.map((row) => row.name)]);
     return {
       ctes: sql`, seen AS (SELECT id FROM ${inserted})`,
       outcome: sql`(SELECT id::text FROM seen)`,
@@ -54,11 +65,12 @@ class RecordingEvents implements CreatedEventsPort<string> {
   }
 }
 
-describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen) => {
-  const queries = () => plantQueries(database().kysely);
+describeOnEachDatabase('InsertOnce on %s', PLANTS_MIGRATIONS, (database, reopen) => {
   const create = (id: bigint, name: string) => createIn(database(), id, name);
-  const names = async (id: bigint) =>
-    (await database().execute('read', queries().byId({ id }))).rows.map((row) => row.name);
+  const names = async (id: bigint) => {
+    const stored = await namedPlants(database()).get(id);
+    return stored === undefined ? [] : [stored.name];
+  };
 
   it('should store a new key, then answer the same content as a replay', async () => {
     await expect(create(9007199254740993n, 'Monstera')).resolves.toEqual({ created: true });
@@ -82,14 +94,16 @@ describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen)
     await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', events)).resolves.toEqual({ created: false });
     await expect(createIn(database(), 2n ** 63n - 1n, 'Ivy', events)).rejects.toThrow(ResourceConflictError);
     expect(events.calls).toEqual(
-      database().choose({
-        sqlite: () => [['created', 'Fern'], ['committed']],
-        // The port's statement ran after the insert, over the inserted key; its outcome came back after COMMIT.
-        postgres: () => [
-          ['createdInStatement', 'Fern'],
-          ['committed', '9223372036854775807'],
-        ],
-      }),
+      database().kind === 'sqlite'
+        ? [['created', 'Fern'], ['committed']]
+        : // Each statement carries the port's CTEs, which read the rows it inserted: only the first
+          // inserted one, and only its outcome came back as committed.
+          [
+            ['createdInStatement', 'Fern'],
+            ['committed', '9223372036854775807'],
+            ['createdInStatement', 'Fern'],
+            ['createdInStatement', 'Ivy'],
+          ],
     );
   });
 
@@ -104,10 +118,7 @@ describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen)
       committed: () => undefined,
     });
     await expect(createIn(database(), 8n, 'Fern', failing)).rejects.toThrow(
-      database().choose({
-        sqlite: () => 'SQLite failed to store a plant',
-        postgres: () => 'PostgreSQL failed to store a plant',
-      }),
+      database().kind === 'sqlite' ? 'SQLite failed to store a plant' : 'PostgreSQL failed to store a plant',
     );
     expect(await names(8n)).toEqual([]);
   });
@@ -131,7 +142,7 @@ describeOnEachDatabase('insertOnce on %s', PLANTS_MIGRATIONS, (database, reopen)
   });
 });
 
-describe('insertOnce on a busy SQLite file (another process holds its write lock)', () => {
+describe('InsertOnce on a busy SQLite file (another process holds its write lock)', () => {
   let dir: string;
   let database: SqliteDatabase;
   let other: BetterSqlite3.Database;
@@ -172,7 +183,6 @@ describe('insertOnce on a busy SQLite file (another process holds its write lock
     );
     expect(Date.now() - started).toBeGreaterThanOrEqual(BUSY_WAIT_MS);
     other.exec('ROLLBACK');
-    const { rows } = await database.execute('read', plantQueries(database.kysely).byId({ id: 6n }));
-    expect(rows).toEqual([]);
+    await expect(namedPlants(database).get(6n)).resolves.toBeUndefined();
   });
 });

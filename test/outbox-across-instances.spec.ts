@@ -110,7 +110,7 @@ describePostgres('the outbox in the plants insert, across instances (PostgreSQL)
   /** Whether a plants insert is waiting for the row lock of a plant another transaction holds. */
   const insertWaitingForPlant = async () => {
     const { rows } = await schema.admin(
-      `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'transactionid' AND query LIKE '%INSERT INTO plants%'`,
+      `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'transactionid' AND query LIKE '%INSERT INTO "plants"%'`,
       [schema.name],
     );
     return rows.length > 0;
@@ -124,11 +124,11 @@ describePostgres('the outbox in the plants insert, across instances (PostgreSQL)
       Promise.all([0, 1, 2, 3, 4].map((i) => a.plants.create({ id: BigInt(first + i), name: `plant ${first + i}` })));
 
     await batch(1);
-    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO plants/)]);
+    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO "plants"/)]);
     await endpoint(b, 'http://127.0.0.1:1/a');
     query.mockClear();
     await batch(11);
-    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO plants/)]);
+    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO "plants"/)]);
     expect((await outbox()).map(([, endpoints]) => (endpoints as string[]).length)).toEqual([1, 1, 1, 1, 1]);
   });
 

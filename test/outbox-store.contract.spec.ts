@@ -2,7 +2,7 @@ import { PLANT_CREATED } from '../src/plants/plant-events';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { sql } from 'kysely';
 import { PostgresDatabase } from '../src/database/postgres-database';
-import { SqliteDatabase, SqliteTransaction } from '../src/database/sqlite-database';
+import { SqliteDatabase } from '../src/database/sqlite-database';
 import { StorageError } from '../src/database/storage.error';
 import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
 import { describeOnEachStore } from './support/postgres';
@@ -35,10 +35,8 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
     const messages = jest.fn(() => []);
     const { database } = stores;
     if (database instanceof SqliteDatabase) {
-      const connection = database.connection;
-      const written = connection
-        .transaction(() => stores.outbox.write(new SqliteTransaction(connection), messages))
-        .immediate();
+      let written: unknown;
+      await database.transaction('write the outbox', (tx) => void (written = stores.outbox.write(tx, messages)));
       expect(written).toBe(0); // at once, inside the synchronous transaction
       expect(messages).not.toHaveBeenCalled();
     } else {
@@ -81,10 +79,12 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
     const interleaved = async () => {
       const { database } = stores;
       if (database instanceof SqliteDatabase) {
-        const connection = database.connection;
-        const [first, second] = [new SqliteTransaction(connection), new SqliteTransaction(connection)];
-        connection.transaction(() => void waking.created(first, plants('a'))).immediate();
-        connection.transaction(() => void waking.created(second, plants('b'))).immediate();
+        const written = (name: string) =>
+          database.transaction('write the outbox', (tx) => {
+            void waking.created(tx, plants(name));
+            return tx;
+          });
+        const [first, second] = await Promise.all([written('a'), written('b')]);
         waking.committed(first);
         waking.committed(second);
         return;
@@ -112,15 +112,12 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
     const { database } = stores;
     const failure = new Error('the plant failed');
     if (database instanceof SqliteDatabase) {
-      const connection = database.connection;
-      expect(() =>
-        connection
-          .transaction(() => {
-            void writer.created(new SqliteTransaction(connection), [{ id: 1n, name: 'a' }]);
-            throw failure;
-          })
-          .immediate(),
-      ).toThrow(failure);
+      await expect(
+        database.transaction('write the outbox', (tx) => {
+          void writer.created(tx, [{ id: 1n, name: 'a' }]);
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
     } else {
       // PostgreSQL refuses NUL in text: the one statement, outbox included, stores nothing.
       const repository = new SqlPlantsRepository(database, database.kysely, writer);

@@ -330,7 +330,7 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       const statements = rows.map((row) => row.statement.replace(/\s+/g, ' ').trim());
       expect(statements).toEqual(
         expect.arrayContaining([
-          expect.stringMatching(/^WITH inserted AS \( INSERT INTO plants \(id, name, tag\)/),
+          expect.stringMatching(/^WITH inserted AS \( INSERT INTO "plants" \("id", "name", "tag"\)/),
           'select "id", "name", "tag" from "plants" where "id" = $1',
           'select "id", "name", "tag" from "plants" order by "id" limit $1',
           'select "id", "name", "tag" from "plants" where "id" > $1 order by "id" limit $2',

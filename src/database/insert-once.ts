@@ -1,65 +1,52 @@
-import { SpanKind } from '@opentelemetry/api';
-import { CompiledQuery, RawBuilder, sql } from 'kysely';
-import { ResourceConflictError } from '../common/errors/resource-conflict.error';
-import { inSpan } from '../platform/trace-context';
+import { SpanKind, trace } from '@opentelemetry/api';
+import { Kysely, RawBuilder, sql } from 'kysely';
+import { contextOf, inSpan, rememberContext } from '../platform/trace-context';
 import { Database } from './database';
-import { PostgresDatabase } from './postgres-database';
-import { retryWhileBusy, SqliteDatabase } from './sqlite-database';
+import { fixedText, prepareQuery } from './prepared-query';
 import { sqliteFailure } from './sqlite-errors';
-import { StatementAddition } from './statement-addition';
+import { NOTHING_ADDED, StatementAddition } from './statement-addition';
+import { StorageTimeoutError } from './storage-timeout.error';
+import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
-import { Transaction } from './transaction';
+import { StatementResult, Transaction } from './transaction';
+import { TurnBatcher } from './turn-batcher';
 
-/** The compiled statements of one create: an insert that does nothing when the key is taken, and a read of that key. */
-export interface InsertOnceQueries<Row> {
-  /** `INSERT … ON CONFLICT (key) DO NOTHING`: changes one row, or none when the key is stored. */
-  readonly insert: CompiledQuery;
-  /** The stored row of that key, to compare. */
-  readonly stored: CompiledQuery<Row>;
+/** A column's PostgreSQL type, for the arrays of a batch's `unnest`. */
+export type ColumnType = 'bigint' | 'integer' | 'text' | 'boolean' | 'double precision' | 'timestamptz';
+
+/** A row as the store returns it: its int64 key `id` as a bigint (SQLite) or its decimal text (PostgreSQL). */
+export interface KeyedRow {
+  id: bigint | string;
 }
 
-/**
- * Rounds of insert-then-read for a key whose row is deleted between the two statements: each round
- * is a fresh race that the create loses only if another create and delete slip in between again.
- */
-const MAX_ROUNDS = 5;
-
-/**
- * The create rule of a resource whose key the client chooses, on either store: store the row, or,
- * when the key is already stored, answer a replay if the stored row is the same (`same`) and throw
- * `ResourceConflictError(conflictMessage)` (a 409) if it is not. Nothing is ever overwritten. The
- * database settles concurrent creates of one key (its primary key), so it holds across instances.
- * Resolves with whether this call stored it.
- *
- * `publish` (optional): the feature's events port (`CreatedEvents`, bound by `publishes(…)`), the
- * new value and its key; the event commits in the same transaction as the row, only when this call
- * stored it (never for a replay or a 409). See `insertOnceSqlite` and `insertOncePostgres`.
- *
- * Plants group-commit their creates instead (a bench-earned fast path); a new resource starts here.
- */
-export function insertOnce<Row, Created = never>(
-  database: Database,
-  what: string,
-  queries: InsertOnceQueries<Row>,
-  same: (stored: Row) => boolean,
-  conflictMessage: string,
-  publish?: Publication<Created>,
-): Promise<{ readonly created: boolean }> {
-  const create: Create<Row, Created> = { what, queries, same, conflictMessage, publish };
-  return database.choose({
-    sqlite: (store) => insertOnceSqlite(store, create),
-    postgres: (store) => insertOncePostgres(store, create),
-  });
+/** A resource's table, as `InsertOnce` stores it. */
+export interface InsertOnceTable<Value extends { readonly id: bigint }, Row extends KeyedRow> {
+  /** The value as a failure names it: "SQLite failed to store <what>" (`a plant`). */
+  readonly what: string;
+  readonly table: string;
+  /** Every column with its PostgreSQL type, `id` (the int64 primary key) among them. */
+  readonly columns: { readonly [Column in keyof Row & string]: ColumnType };
+  readonly toRow: (value: Value) => Row;
+  readonly fromRow: (row: Row) => Value;
+  /** Whether a create of `value` finding `stored` under its id is a replay (otherwise a conflict). */
+  readonly same: (stored: Value, value: Value) => boolean;
+  /** The error of a create whose id holds other content (a 409). */
+  readonly conflict: (value: Value) => Error;
+  /** The feature's events port: what commits with each new row (never for a replay or a conflict). */
+  readonly events?: CreatedEventsPort<Value>;
+  /**
+   * The one option: group commit, for a write path the bench shows is hot. The creates (and, on
+   * SQLite, the deletes) that arrive together share one transaction: on SQLite one `BEGIN IMMEDIATE`
+   * and one fsync for the writes gathered over the event loop's turns, in the order they came; on
+   * PostgreSQL one statement for the creates of a turn. Without it each create is a batch of one.
+   */
+  readonly groupCommit?: boolean;
 }
 
-/** What `insertOnce` publishes when it stores the row: `created` through `events`. */
-export interface Publication<Created> {
-  /** The feature's port, named for its event (`GardenBedEvents`). */
-  readonly events: CreatedEventsPort<Created>;
-  /** The new value, as the event's body is made from it. */
-  readonly created: Created;
-  /** Its int64 key (the event type's `key`). */
-  readonly key: bigint;
+/** What a create did: stored `value`, or found the same one stored (`created: false`). */
+export interface Inserted<Value> {
+  readonly value: Value;
+  readonly created: boolean;
 }
 
 /** The shape of a feature's events port (`CreatedEvents` in common/events, which implements it). */
@@ -69,102 +56,289 @@ export interface CreatedEventsPort<Created> {
   createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Created[]): StatementAddition;
 }
 
-interface Create<Row, Created> {
-  readonly what: string;
-  readonly queries: InsertOnceQueries<Row>;
-  readonly same: (stored: Row) => boolean;
-  readonly conflictMessage: string;
-  readonly publish?: Publication<Created>;
-}
+/** Any table of any resource, for queries built from its description. */
+type AnyTables = Record<string, Record<string, unknown>>;
+
+/** A write of a batch: a create, or (SQLite's group commit) a delete. */
+type Write<Value> = { readonly create: Value } | { readonly remove: bigint };
+/** A create's result, a delete's "was there a row", or the error of that write alone. */
+type Outcome<Value> = Inserted<Value> | boolean | Error;
+
+/** Writes per batch at most: bounds how long one SQLite commit holds the event loop, and one PostgreSQL statement's work. */
+const MAX_BATCH = 500;
+/**
+ * Rounds of insert-then-read on PostgreSQL for a key whose row is deleted between the two: each
+ * round is a fresh race that the create loses only if another create and delete slip in between again.
+ */
+const MAX_VANISHED_ROUNDS = 10;
 
 /**
- * SQLite: the insert, the read of a stored key and the event in one `BEGIN IMMEDIATE` transaction,
- * run synchronously (so no delete can slip in between). A file whose write lock another process
- * holds is tried again off the event loop for `BUSY_WAIT_MS` (`retryWhileBusy`, as plants' group
- * commit is), then is a `StorageUnavailableError` (a 503).
+ * The create rule of an int64-keyed resource whose key the client chooses, on either store: store
+ * the row, or, when its id is already stored, answer a replay if the stored row is the same and
+ * the resource's conflict error (a 409) if not. Nothing is ever overwritten, and the database
+ * settles concurrent creates of one id (its primary key), so it holds across instances. New rows
+ * commit with what the events port adds. Also the resource's read by id, and its delete.
+ *
+ * One code path, a create being a batch of one; the stores differ in one method each:
+ * `storeBatchSqlite` (one transaction) and `storeBatchPostgres` (one autocommitted statement).
  */
-async function insertOnceSqlite<Row, Created>(
-  store: SqliteDatabase,
-  { what, queries, same, conflictMessage, publish }: Create<Row, Created>,
-): Promise<{ readonly created: boolean }> {
-  const outcome = await retryWhileBusy(() =>
-    inSpan(
-      `sqlite store ${what}`,
-      { kind: SpanKind.CLIENT, attributes: { 'db.system': 'sqlite', 'db.operation': 'transaction' } },
-      undefined,
-      () => {
-        try {
-          return store.transaction((transaction) => {
-            if (transaction.execute(queries.insert).affectedRows === 1) {
-              void publish?.events.created(transaction, [publish.created]);
-              return { created: true, transaction };
-            }
-            const [stored] = transaction.execute(queries.stored).rows;
-            if (stored !== undefined && same(stored)) return { created: false };
-            // The insert found the key taken, and nothing between could delete it: a different row.
-            return { conflict: true };
-          });
-        } catch (error) {
-          throw sqliteFailure(`SQLite failed to store ${what}`, error);
-        }
-      },
-    ),
-  );
-  if ('conflict' in outcome) throw new ResourceConflictError(conflictMessage);
-  if (outcome.transaction !== undefined) publish?.events.committed(outcome.transaction);
-  return { created: outcome.created };
-}
+export class InsertOnce<Value extends { readonly id: bigint }, Row extends KeyedRow> {
+  private readonly queries: ReturnType<typeof tableQueries<Row>>;
+  private readonly columns: string[];
+  private readonly batcher?: TurnBatcher<Write<Value>, Inserted<Value> | boolean>;
+  private readonly sqlite: boolean;
 
-/**
- * PostgreSQL: the insert autocommitted, then (when the key was taken) a read of the stored row; a
- * row deleted between the two is a new round. With `publish`, the insert runs in a short
- * transaction with the event: BEGIN, the insert, the port's statement for the row it inserted,
- * COMMIT (plants make the event part of their one insert statement instead: their fast path).
- */
-async function insertOncePostgres<Row, Created>(
-  store: PostgresDatabase,
-  { what, queries, same, conflictMessage, publish }: Create<Row, Created>,
-): Promise<{ readonly created: boolean }> {
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const inserted =
-      publish === undefined
-        ? (await store.execute(`store ${what}`, queries.insert)).affectedRows === 1
-        : await insertPublishingPostgres(store, what, queries.insert, publish);
-    if (inserted) return { created: true };
-    const { rows } = await store.execute(`read ${what}`, queries.stored);
-    if (rows.length === 0) continue; // deleted since the insert saw it: try again
-    if (same(rows[0])) return { created: false };
-    throw new ResourceConflictError(conflictMessage);
+  constructor(
+    private readonly database: Database,
+    private readonly table: InsertOnceTable<Value, Row>,
+  ) {
+    this.columns = Object.keys(table.columns);
+    this.queries = tableQueries<Row>(database.kysely as unknown as Kysely<AnyTables>, table.table, this.columns);
+    this.sqlite = database.kind === 'sqlite';
+    if (table.groupCommit) {
+      // SQLite gathers until a turn brings nothing new: each commit blocks the loop for an fsync, so the
+      // fewer commits per write, the more writes per second (see TurnBatcher's `untilQuiet`).
+      this.batcher = new TurnBatcher((writes) => this.storeBatch(writes), MAX_BATCH, { untilQuiet: this.sqlite });
+    }
   }
-  throw new StorageError(`Could not store ${what}: its key kept being created and deleted concurrently`, {
-    cause: undefined,
-  });
-}
 
-/** BEGIN; the insert; if it stored the row, its event (the port's CTEs over that key); COMMIT. */
-async function insertPublishingPostgres<Created>(
-  store: PostgresDatabase,
-  what: string,
-  insert: CompiledQuery,
-  { events, created, key }: Publication<Created>,
-): Promise<boolean> {
-  let committed: ((outcome: unknown) => void) | undefined;
-  let outcome: unknown;
-  try {
-    await store.transaction(async (client) => {
-      if ((await store.executeOn(client, insert)).affectedRows !== 1) return;
-      const addition = events.createdInStatement(sql.table('inserted'), [created]);
-      const statement = sql<{
-        outcome: unknown;
-      }>`WITH inserted AS (SELECT ${key.toString()}::bigint AS id)${addition.ctes}
-        SELECT ${addition.outcome} AS outcome FROM inserted`.compile(store.kysely);
-      outcome = (await store.executeOn(client, statement)).rows[0]?.outcome;
-      committed = (value) => addition.committed(value);
+  /** Stores `value` once (see the class); rejects with `conflict(value)` when its id holds other content. */
+  create(value: Value): Promise<Inserted<Value>> {
+    rememberContext(value); // a group commit's span links to each create's trace
+    return this.write({ create: value }) as Promise<Inserted<Value>>;
+  }
+
+  async get(id: bigint): Promise<Value | undefined> {
+    const { rows } = await this.database.execute(`read ${this.table.what}`, this.queries.byId({ id }));
+    return rows.length === 0 ? undefined : this.table.fromRow(rows[0]);
+  }
+
+  /**
+   * Removes the row of `id`; resolves whether there was one. In SQLite's group commit, in its batch
+   * in the order it came; otherwise one statement, not retried after a lost connection (a delete
+   * that committed would then answer "not found").
+   */
+  async delete(id: bigint): Promise<boolean> {
+    if (this.batcher !== undefined && this.sqlite) return (await this.batcher.submit({ remove: id })) as boolean;
+    const { affectedRows } = await this.database.execute(`delete ${this.table.what}`, this.queries.remove({ id }));
+    return affectedRows === 1;
+  }
+
+  /** Waits for the batches in flight; the database module closes the store after this. */
+  async idle(): Promise<void> {
+    await this.batcher?.idle();
+  }
+
+  private async write(write: Write<Value>): Promise<Inserted<Value> | boolean> {
+    if (this.batcher !== undefined) return this.batcher.submit(write);
+    const [outcome] = await this.storeBatch([write]);
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  }
+
+  private storeBatch(writes: readonly Write<Value>[]): Promise<Outcome<Value>[]> {
+    if (this.sqlite) return this.storeBatchSqlite(writes);
+    return this.storeBatchPostgres(writes.map((write) => (write as { readonly create: Value }).create));
+  }
+
+  // SQLite ------------------------------------------------------------------------------------
+
+  /**
+   * SQLite: the batch's writes in one `BEGIN IMMEDIATE` transaction (`Database.transaction`: a busy
+   * file is tried again off the event loop for `BUSY_WAIT_MS`), run synchronously with one commit, so
+   * one fsync. When the file cannot be written (still busy, disk full or failing), every write fails
+   * at once with a 503; any other failure is taken to be one write's own, and each runs alone so that
+   * only it fails.
+   */
+  private async storeBatchSqlite(writes: readonly Write<Value>[]): Promise<Outcome<Value>[]> {
+    const { what, events, groupCommit } = this.table;
+    // One span for the transaction, in the trace of its first create, linked to the others'.
+    const traced = writes.flatMap((write) => {
+      const remembered = 'create' in write ? contextOf(write.create) : undefined;
+      return remembered === undefined ? [] : [remembered];
     });
-  } catch (error) {
-    throw store.translate(error, `store ${what}`);
+    let done: { outcomes: Outcome<Value>[]; committed?: Transaction };
+    try {
+      done = await inSpan(
+        groupCommit ? 'sqlite group commit' : `sqlite store ${what}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: { 'db.system': 'sqlite', 'db.operation': 'transaction', 'plant_store.batch_size': writes.length },
+          links: traced.slice(1).flatMap((other) => {
+            const span = trace.getSpan(other);
+            return span === undefined ? [] : [{ context: span.spanContext() }];
+          }),
+        },
+        traced[0],
+        () => this.database.transaction(`store ${what}`, (tx) => this.applySqlite(tx, writes)),
+      );
+    } catch (error) {
+      if (writes.length === 1 || error instanceof StorageUnavailableError) {
+        // The driver's error (a port error's cause), or what the events port threw.
+        const cause = error instanceof StorageError || error instanceof StorageUnavailableError ? error.cause : error;
+        const failed = (write: Write<Value>) => `SQLite failed to ${'create' in write ? 'store' : 'delete'} ${what}`;
+        return writes.map((write) => sqliteFailure(failed(write), cause));
+      }
+      const alone: Outcome<Value>[] = [];
+      for (const write of writes) alone.push(...(await this.storeBatchSqlite([write])));
+      return alone;
+    }
+    if (done.committed !== undefined) events?.committed(done.committed);
+    return done.outcomes;
   }
-  if (committed === undefined) return false;
-  committed(outcome);
-  return true;
+
+  /**
+   * The writes inside the transaction, synchronously: each insert, the read of a row that was already
+   * there, and what commits with the new rows (the events port), so no other connection can come
+   * between an insert and its read, and an event exists exactly when its row was inserted.
+   */
+  private applySqlite(
+    tx: Transaction,
+    writes: readonly Write<Value>[],
+  ): { outcomes: Outcome<Value>[]; committed?: Transaction } {
+    const run = <R>(query: Parameters<Transaction['execute']>[0]) => tx.execute(query) as StatementResult<R>;
+    const { toRow, fromRow, same, conflict, events } = this.table;
+    const inserted: Value[] = [];
+    const outcomes = writes.map((write): Outcome<Value> => {
+      if ('remove' in write) return run(this.queries.remove({ id: write.remove })).affectedRows === 1;
+      const value = write.create;
+      if (run(this.queries.insert(toRow(value) as unknown as Record<string, unknown>)).affectedRows === 1) {
+        inserted.push(value);
+        return { value, created: true };
+      }
+      const stored = fromRow(run<Row>(this.queries.byId({ id: value.id })).rows[0]);
+      return same(stored, value) ? { value: stored, created: false } : conflict(value);
+    });
+    if (inserted.length === 0 || events === undefined) return { outcomes };
+    // A promise here would finish after the commit: the port's contract forbids it on SQLite.
+    if (events.created(tx, inserted) instanceof Promise) {
+      throw new Error('An events port must record synchronously in an SQLite transaction');
+    }
+    return { outcomes, committed: tx };
+  }
+
+  // PostgreSQL --------------------------------------------------------------------------------
+
+  /**
+   * PostgreSQL: the batch in one statement and one commit, each value resolved on its own (a
+   * conflict fails only its value). A lost connection is retried once (the insert is idempotent);
+   * a timeout is not (the server took the batch, and a retry would wait as long again); any other
+   * failure splits the batch in halves, tried one after the other, so one row the server refuses
+   * does not fail the others, and a failed batch of 500 costs about 2·log2(500) statements on one
+   * connection at a time, never 500 transactions at once on the pool.
+   */
+  private async storeBatchPostgres(values: readonly Value[]): Promise<Outcome<Value>[]> {
+    try {
+      try {
+        return await this.insertOrComparePostgres(values);
+      } catch (error) {
+        if (!(error instanceof StorageUnavailableError) || error instanceof StorageTimeoutError) throw error;
+      }
+      return await this.insertOrComparePostgres(values);
+    } catch (error) {
+      // An unreachable or timed-out database would fail each half just the same.
+      if (values.length > 1 && !(error instanceof StorageUnavailableError)) {
+        const half = Math.ceil(values.length / 2);
+        const first = await this.storeBatchPostgres(values.slice(0, half));
+        return [...first, ...(await this.storeBatchPostgres(values.slice(half)))];
+      }
+      return values.map(() => error as Error);
+    }
+  }
+
+  /**
+   * One insert for the batch, then one read of the rows that were already there. A row the insert
+   * saw can be deleted before the read (a concurrent DELETE): that value has lost nothing, it is
+   * simply tried again, and becomes a new create or meets whatever was stored since.
+   */
+  private async insertOrComparePostgres(values: readonly Value[], round = 1): Promise<Outcome<Value>[]> {
+    const { what, fromRow, same, conflict } = this.table;
+    const stored = new Map<bigint, Value>();
+    for (const row of await this.insertBatchPostgres(values)) stored.set(BigInt(row.id), fromRow(row));
+    const created = new Set(stored.keys());
+    const missing = values.filter((value) => !stored.has(value.id)).map((value) => value.id.toString());
+    if (missing.length > 0) {
+      // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
+      // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
+      const read = sql<Row>`SELECT ${this.list()} FROM ${sql.table(this.table.table)} WHERE id = ANY(${missing}::bigint[])`;
+      const { rows } = await this.database.execute(`store ${what}`, read.compile(this.database.kysely));
+      for (const row of rows) stored.set(BigInt(row.id), fromRow(row));
+    }
+    const results: (Outcome<Value> | undefined)[] = values.map((value) => {
+      const existing = stored.get(value.id);
+      if (existing === undefined) return undefined; // deleted between the insert and the read
+      if (!same(existing, value)) return conflict(value);
+      // The same id twice in one batch: the first is the one created, the next a replay.
+      return { value: existing, created: created.delete(value.id) };
+    });
+    const vanished = values.filter((_value, i) => results[i] === undefined);
+    if (vanished.length === 0) return results as Outcome<Value>[];
+    if (round >= MAX_VANISHED_ROUNDS) {
+      const failure = new StorageError(`PostgreSQL failed to store ${what}`, {
+        cause: new Error(`rows kept vanishing for ${round} rounds`),
+      });
+      return results.map((result) => result ?? failure);
+    }
+    const retried = await this.insertOrComparePostgres(vanished, round + 1);
+    return results.map((result) => result ?? retried.shift()!);
+  }
+
+  /**
+   * The batch insert: one autocommitted statement, one round trip, whatever the batch: an `INSERT …
+   * SELECT FROM unnest(…)` (one array parameter per column whatever its size) as the CTE `inserted`,
+   * followed by what must commit with the new rows (the events port's `createdInStatement` CTEs, which
+   * read `inserted`). Rows go in id order, so two batches with ids in common (two instances, say)
+   * take their locks in the same order and cannot deadlock; within one id, in the order they came.
+   * Its text is fixed for the process's wiring (the values are the arrays), so it is marked
+   * `fixedText` and runs as a named prepared statement: parsed and planned once per connection.
+   */
+  private async insertBatchPostgres(values: readonly Value[]): Promise<Row[]> {
+    const { table, columns, toRow, events, what } = this.table;
+    // The values as they came (not rebuilt from the rows): each carries its request's trace context.
+    const firsts = new Map<bigint, Value>();
+    for (const value of values) if (!firsts.has(value.id)) firsts.set(value.id, value);
+    const addition = events?.createdInStatement(sql.table('inserted'), [...firsts.values()]) ?? NOTHING_ADDED;
+    const rows = values.map((value) => toRow(value) as unknown as Record<string, unknown>);
+    const arrays = this.columns.map((column) => {
+      const array = rows.map((row) => (typeof row[column] === 'bigint' ? String(row[column]) : row[column]));
+      return sql`${array}::${sql.raw(columns[column as keyof Row & string])}[]`;
+    });
+    const statement = sql<Row & { events: unknown }>`
+      WITH inserted AS (
+        INSERT INTO ${sql.table(table)} (${this.list()})
+        SELECT ${this.list()}
+        FROM unnest(${sql.join(arrays)}) WITH ORDINALITY AS batch (${this.list()}, position)
+        ORDER BY id, position
+        ON CONFLICT (id) DO NOTHING
+        RETURNING ${this.list()})
+      ${addition.ctes}
+      SELECT ${this.list()}, ${addition.outcome} AS events FROM inserted`.compile(this.database.kysely);
+    const { rows: inserted } = await this.database.execute(`store ${what}`, fixedText(statement));
+    if (inserted.length > 0) addition.committed(inserted[0].events);
+    return inserted;
+  }
+
+  private list(): RawBuilder<unknown> {
+    return sql.join(this.columns.map((column) => sql.ref(column)));
+  }
+}
+
+/**
+ * The per-row statements, built once with the query builder and compiled once each
+ * (`prepareQuery`): SQLite's insert of one row, the read by id, the delete.
+ */
+function tableQueries<Row>(db: Kysely<AnyTables>, table: string, columns: readonly string[]) {
+  return {
+    insert: prepareQuery<Record<string, unknown>, never>((row) =>
+      db
+        .insertInto(table)
+        .values(Object.fromEntries(columns.map((column) => [column, row[column]])))
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .compile(),
+    ),
+    byId: prepareQuery<{ id: bigint }, Row>(({ id }) =>
+      db.selectFrom(table).select(columns).where('id', '=', id).compile(),
+    ),
+    remove: prepareQuery<{ id: bigint }, never>(({ id }) => db.deleteFrom(table).where('id', '=', id).compile()),
+  };
 }

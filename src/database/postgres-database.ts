@@ -31,32 +31,24 @@ export interface PostgresOptions {
 
 const MAX_BACKOFF_MS = 5000;
 
-/** A transaction open on one pooled PostgreSQL connection. */
-export class PostgresTransaction extends Transaction {
-  constructor(
-    readonly database: PostgresDatabase,
-    readonly client: PoolClient,
-  ) {
+/** A transaction open on one pooled PostgreSQL connection (`run` executes on it). */
+class PostgresTransaction extends Transaction {
+  constructor(private readonly run: <Row>(query: CompiledQuery<Row>) => Promise<StatementResult<Row>>) {
     super();
   }
 
   async execute<Row>(query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
     try {
-      return await this.database.executeOn(this.client, query);
+      return await this.run(query);
     } catch (error) {
       throw driverError(error);
     }
   }
 }
+
 // pg's own wait for an answer runs this much longer than the server's statement_timeout, so the
 // server cancels a slow statement itself (and frees its locks) before the client gives up on it.
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
-
-/** The form of `transaction` on a pooled client, until plants' group commit and `insertOnce` move to `Database.transaction`. */
-export interface ClientTransactionOptions {
-  /** Constant statements (never with values from outside) run right after `BEGIN`, in the same round trip. */
-  readonly begin?: readonly string[];
-}
 
 /**
  * PostgreSQL through one pool per instance, shared by every feature. The statements whose text is
@@ -161,19 +153,10 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   }
 
   /** A compiled statement on `on` (the pool, or a transaction's client), timed; errors as the driver threw them. */
-  async executeOn<Row>(on: Pool | PoolClient, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+  private async executeOn<Row>(on: Pool | PoolClient, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
     const name = this.prepared ? (query as NamedQuery<Row>)[STATEMENT_NAME] : undefined;
     const { rows, rowCount } = await this.timedQuery<Row & QueryResultRow>(on, query.sql, [...query.parameters], name);
     return { rows, affectedRows: rowCount ?? 0 };
-  }
-
-  /** A timed statement on any pooled connection, its failure translated (`action` says what failed, for the log). */
-  async query<R extends QueryResultRow>(action: string, text: string, values: unknown[]): Promise<QueryResult<R>> {
-    try {
-      return await this.timedQuery<R>(this.pool, text, values);
-    } catch (error) {
-      throw this.translate(error, action);
-    }
   }
 
   /**
@@ -197,25 +180,20 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     return on.query<R>(config);
   }
 
-  transaction<T>(action: string, work: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T>;
-  transaction<T>(work: (client: PoolClient) => Promise<T>, options?: ClientTransactionOptions): Promise<T>;
   async transaction<T>(
-    action: string | ((client: PoolClient) => Promise<T>),
-    work?: ((tx: Transaction) => T | Promise<T>) | ClientTransactionOptions,
-    options: TransactionOptions = {},
+    action: string,
+    work: (tx: Transaction) => T | Promise<T>,
+    { durability = 'full', locks = [], holdWritesTo = [] }: TransactionOptions = {},
   ): Promise<T> {
-    if (typeof action === 'function') return this.onClient(action, work as ClientTransactionOptions | undefined);
-    const { durability = 'full', locks = [], holdWritesTo = [] } = options;
     const begin = [
+      'BEGIN',
       ...(durability === 'relaxed' ? ['SET LOCAL synchronous_commit TO off'] : []),
       ...locks.map((name) => `SELECT pg_advisory_xact_lock(hashtext(${literal(name)}))`),
       ...holdWritesTo.map((table) => `LOCK TABLE ${identifier(table)} IN SHARE MODE`),
     ];
     try {
-      return await this.onClient(
-        async (client) => (work as (tx: Transaction) => T | Promise<T>)(new PostgresTransaction(this, client)),
-        { begin },
-        true,
+      return await this.onClient(begin.join('; '), (client) =>
+        work(new PostgresTransaction((query) => this.executeOn(client, query))),
       );
     } catch (error) {
       // A statement's error (or the connection's, BEGIN's, COMMIT's) is the driver's; the work's own passes.
@@ -224,24 +202,18 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   }
 
   /**
-   * Runs `work` in one transaction on one connection: BEGIN, work, COMMIT. On failure the connection
-   * is destroyed, not rolled back and lent out again: it may be mid-statement, broken, or queued
-   * behind a lock, and closing it ends the transaction on the server at once. Errors are not
-   * translated: callers classify them (`translate`); with `marked`, those of the connection, BEGIN
-   * and COMMIT are marked as the driver's. `options.begin` adds statements without parameters to
-   * the `BEGIN`, sent with it in one round trip (`SET LOCAL …`, an advisory lock).
+   * Runs `work` in one transaction on one connection: `begin` (BEGIN and the constant statements
+   * sent with it in one round trip: no parameters, the simple protocol), work, COMMIT. On failure the
+   * connection is destroyed, not rolled back and lent out again: it may be mid-statement, broken, or
+   * queued behind a lock, and closing it ends the transaction on the server at once. Errors of the
+   * connection, BEGIN and COMMIT are marked as the driver's.
    */
-  private async onClient<T>(
-    work: (client: PoolClient) => Promise<T>,
-    options: ClientTransactionOptions = {},
-    marked = false,
-  ): Promise<T> {
-    const mark = (error: unknown) => (marked ? driverError(error) : error);
+  private async onClient<T>(begin: string, work: (client: PoolClient) => T | Promise<T>): Promise<T> {
     let client: PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw mark(error);
+      throw driverError(error);
     }
     let failure: Error | undefined;
     // A connection that breaks while checked out emits 'error' (the pool listens only to idle ones);
@@ -249,13 +221,12 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     const onError = (error: Error) => (failure ??= error);
     client.on('error', onError);
     try {
-      // No parameters: the simple protocol, which takes several statements in one message.
-      await this.timedQuery(client, ['BEGIN', ...(options.begin ?? [])].join('; '), []).catch((error) => {
-        throw mark(error);
+      await this.timedQuery(client, begin, []).catch((error) => {
+        throw driverError(error);
       });
       const result = await work(client);
       await this.timedQuery(client, 'COMMIT', []).catch((error) => {
-        throw mark(error);
+        throw driverError(error);
       });
       return result;
     } catch (error) {
@@ -268,7 +239,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   }
 
   /** A driver error as the port's: timed out, unreachable, or a plain failure to `action`. */
-  translate(error: unknown, action: string): Error {
+  private translate(error: unknown, action: string): Error {
     if (error instanceof StorageError || error instanceof StorageUnavailableError) return error;
     if (isQueryTimeout(error)) {
       return new StorageTimeoutError(`PostgreSQL did not answer within ${this.options.queryTimeoutMs} ms`, {

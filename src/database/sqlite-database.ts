@@ -20,16 +20,15 @@ import { StatementResult, Transaction, TransactionOptions } from './transaction'
 /**
  * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
  * shell) fails at once with SQLITE_BUSY (busy_timeout 0: SQLite's own wait would hold the event loop),
- * and `retryWhileBusy` tries it again off the loop, every BUSY_RETRY_MS, for up to BUSY_WAIT_MS; then
- * it is a 503. Connections of this process never wait on each other: a transaction that spans turns
- * holds back this process's other statements and transactions until it ends (`SqliteDatabase`).
+ * and `begin` tries it again off the loop, every BUSY_RETRY_MS, for up to BUSY_WAIT_MS; then it is a
+ * 503. Connections of this process never wait on each other: a transaction that spans turns holds back this process's other statements and transactions until it ends (`SqliteDatabase`).
  */
 export const BUSY_WAIT_MS = 250;
 const BUSY_RETRY_MS = 25;
 const MIGRATION_BUSY_TIMEOUT_MS = 5000;
 
 /** A write transaction open on an SQLite connection: each statement runs at once. */
-export class SqliteTransaction extends Transaction {
+class SqliteTransaction extends Transaction {
   constructor(readonly connection: BetterSqlite3.Database) {
     super();
   }
@@ -42,9 +41,6 @@ export class SqliteTransaction extends Transaction {
     }
   }
 }
-
-/** Makes an error count as SQLite's "busy" (`isBusy`). */
-const BUSY = { code: 'SQLITE_BUSY' };
 
 const OPERATIONS: Record<string, string> = {
   SelectQueryNode: 'SELECT',
@@ -232,57 +228,61 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     );
   }
 
-  transaction<T>(action: string, work: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
-   * The group commit's form, until it moves to the one above: `work` as one `BEGIN IMMEDIATE`
-   * transaction on the durable connection, synchronously from BEGIN to COMMIT. Driver errors are
-   * thrown as they are (callers classify them: `sqliteFailure`, `retryWhileBusy`); while a
-   * transaction of the form above is open, it fails as "busy", and `retryWhileBusy` tries it again.
+   * When no transaction of this process is open and the file is free, BEGIN, `work` and (if it
+   * returns a plain value) COMMIT run at once, in the caller's tick: a group commit that times how
+   * long its commit held the event loop (`TurnBatcher`'s `untilQuiet`) sees all of it, fsync included.
+   * Otherwise the transaction waits for its turn (and for a busy file, `begin`). Work that returns a
+   * promise keeps the turn until it settles.
    */
-  transaction<T>(work: (transaction: SqliteTransaction) => T): T;
   transaction<T>(
-    action: string | ((transaction: SqliteTransaction) => T),
-    work?: (tx: Transaction) => T | Promise<T>,
-    options: TransactionOptions = {},
-  ): Promise<T> | T {
-    if (typeof action === 'function') {
-      const connection = this.connection;
-      if (connection.inTransaction) throw Object.assign(new Error('SQLite store is in a transaction'), BUSY);
-      return connection.transaction(() => action(new SqliteTransaction(connection))).immediate();
-    }
-    return this.transactionInTurn(action, work!, options.durability === 'relaxed');
-  }
-
-  /**
-   * BEGIN IMMEDIATE, `work`, COMMIT, in this process's turn. Work that returns a plain value ran
-   * from BEGIN to COMMIT in one go; one that returns a promise keeps the turn until it settles.
-   */
-  private async transactionInTurn<T>(
     action: string,
     work: (tx: Transaction) => T | Promise<T>,
-    relaxed: boolean,
+    options: TransactionOptions = {},
   ): Promise<T> {
-    const connection = relaxed ? this.relaxedConnection : this.connection;
-    await this.begin(connection, action);
-    try {
-      let result: T;
+    const connection = options.durability === 'relaxed' ? this.relaxedConnection : this.connection;
+    if (!this.taken) {
+      this.taken = true;
       try {
-        const done = work(new SqliteTransaction(connection));
-        result = isPromiseLike(done) ? await done : done;
+        connection.exec('BEGIN IMMEDIATE');
+        return this.inTransaction(connection, action, work);
       } catch (error) {
-        rollBack(connection);
-        // A statement's error is the driver's; what the work threw passes as it is.
-        throw isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : error;
+        this.give();
+        if (!isBusy(error)) return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error));
       }
+    }
+    return this.begin(connection, action).then(() => this.inTransaction(connection, action, work));
+  }
+
+  /** `work` in the open transaction, then COMMIT (ROLLBACK on failure), then the turn given back. */
+  private inTransaction<T>(
+    connection: BetterSqlite3.Database,
+    action: string,
+    work: (tx: Transaction) => T | Promise<T>,
+  ): Promise<T> {
+    const commit = (result: T): T => {
       try {
         connection.exec('COMMIT');
       } catch (error) {
-        rollBack(connection);
-        throw sqliteFailure(`SQLite failed to ${action}`, error);
+        throw driverError(error);
       }
-      return result;
-    } finally {
       this.give();
+      return result;
+    };
+    // A statement's error becomes the port's; what the work threw passes as it is.
+    const failed = (error: unknown): Error => {
+      rollBack(connection);
+      this.give();
+      return isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : (error as Error);
+    };
+    try {
+      const done = work(new SqliteTransaction(connection));
+      if (!isPromiseLike(done)) return Promise.resolve(commit(done));
+      return done.then(commit).catch((error: unknown) => {
+        throw failed(error);
+      });
+    } catch (error) {
+      return Promise.reject(failed(error));
     }
   }
 
@@ -404,7 +404,7 @@ async function inTurn(path: string, work: () => Promise<void>): Promise<void> {
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
 /** Runs a compiled query synchronously on `connection`, its statement prepared once per SQL text. */
-export function runCompiled<Row>(connection: BetterSqlite3.Database, query: CompiledQuery<Row>): StatementResult<Row> {
+function runCompiled<Row>(connection: BetterSqlite3.Database, query: CompiledQuery<Row>): StatementResult<Row> {
   let cache = statements.get(connection);
   if (cache === undefined) statements.set(connection, (cache = new Map<string, BetterSqlite3.Statement>()));
   let statement = cache.get(query.sql);
@@ -414,8 +414,8 @@ export function runCompiled<Row>(connection: BetterSqlite3.Database, query: Comp
 }
 
 /**
- * Runs `work` (synchronous SQLite, or one statement through `Database.execute`), again after a pause
- * off the event loop while the file is busy. Errors that are not SQLite's "busy" pass at once.
+ * Runs `work` (one statement through `Database.execute`), again after a pause off the event loop
+ * while the file is busy. Errors that are not SQLite's "busy" pass at once.
  */
 export async function retryWhileBusy<T>(work: () => T | Promise<T>): Promise<T> {
   for (let waited = 0; ; waited += BUSY_RETRY_MS) {

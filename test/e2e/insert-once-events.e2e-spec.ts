@@ -1,6 +1,5 @@
 import { Body, Controller, DynamicModule, HttpCode, Injectable, Module, Post } from '@nestjs/common';
 import { ApiSchema } from '@nestjs/swagger';
-import { Kysely } from 'kysely';
 import { CreatedEvents } from '../../src/common/events/created-events';
 import { eventBody } from '../../src/common/events/event-body';
 import { EventType, publishes } from '../../src/common/events/event-type';
@@ -8,15 +7,15 @@ import { Int64Property } from '../../src/common/int64/int64-property.decorator';
 import { conflictMessage } from '../../src/common/resources/resource-name';
 import { TextProperty } from '../../src/common/text/text-property.decorator';
 import { Database } from '../../src/database/database';
-import { insertOnce } from '../../src/database/insert-once';
-import { Tables } from '../../src/database/tables';
-import { plantQueries } from '../../src/plants/persistence/sql-plants.repository';
+import { InsertOnce } from '../../src/database/insert-once';
+import { int64Of } from '../../src/database/tables';
+import { ResourceConflictError } from '../../src/common/errors/resource-conflict.error';
 import { request } from '../support/http';
 import { describeOnEachStore } from '../support/postgres';
 import { useSubscribersApp } from '../support/subscribers-app';
 
 // A resource of this test only, shaped as the generator makes one (its events port, its EventType,
-// a repository on `insertOnce`, a module registered with the webhooks), with its one line turned
+// a repository on `InsertOnce`, a module registered with the webhooks), with its one line turned
 // on: `publishes(SEEDLING_CREATED)`. It stores into plants' table, so it needs no migration.
 interface Seedling {
   readonly id: bigint;
@@ -41,25 +40,31 @@ const SEEDLING_CREATED: EventType<Seedling> = {
   webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', body: NewSeedlingDto },
 };
 
+interface SeedlingRow {
+  id: bigint | string;
+  name: string;
+  tag: string | null;
+}
+
 @Injectable()
 class SeedlingsRepository {
-  constructor(
-    private readonly database: Database,
-    private readonly db: Kysely<Tables>,
-    private readonly events: SeedlingEvents,
-  ) {}
+  private readonly seedlings: InsertOnce<Seedling, SeedlingRow>;
+
+  constructor(database: Database, events: SeedlingEvents) {
+    this.seedlings = new InsertOnce<Seedling, SeedlingRow>(database, {
+      what: 'a seedling',
+      table: 'plants',
+      columns: { id: 'bigint', name: 'text', tag: 'text' },
+      toRow: ({ id, name }) => ({ id, name, tag: null }),
+      fromRow: (row) => ({ id: int64Of(row.id), name: row.name }),
+      same: (stored, seedling) => stored.name === seedling.name,
+      conflict: ({ id }) => new ResourceConflictError(conflictMessage('seedling', id)),
+      events,
+    });
+  }
 
   create(seedling: Seedling): Promise<{ readonly created: boolean }> {
-    const { id, name } = seedling;
-    const queries = plantQueries(this.db);
-    return insertOnce(
-      this.database,
-      'a seedling',
-      { insert: queries.insert({ id, name, tag: null }), stored: queries.byId({ id }) },
-      (stored) => stored.name === name && stored.tag === null,
-      conflictMessage('seedling', id),
-      { events: this.events, created: seedling, key: id },
-    );
+    return this.seedlings.create(seedling);
   }
 }
 
@@ -86,7 +91,7 @@ class SeedlingsModule {
   }
 }
 
-describeOnEachStore('events of an insertOnce resource (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
+describeOnEachStore('events of an InsertOnce resource (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
   const { url, admin, subscribe } = useSubscribersApp(postgres, (webhooks) => [SeedlingsModule.register(webhooks)]);
   const seedling = (body: string) => request(`${url()}/seedlings`, { body });
 

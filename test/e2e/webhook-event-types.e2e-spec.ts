@@ -47,7 +47,7 @@ class ThingsController {
   async make(@Param('id') id: string): Promise<void> {
     const thing = { id: BigInt(id), label: `thing ${id} "🌿"` };
     if (this.database instanceof SqliteDatabase) {
-      const transaction = this.database.transaction((open) => {
+      const transaction = await this.database.transaction('make a thing', (open) => {
         void this.events.created(open, [thing]);
         return open;
       });

@@ -1,6 +1,6 @@
 import { Database } from '../../src/database/database';
-import { PostgresDatabase, PostgresTransaction } from '../../src/database/postgres-database';
-import { SqliteDatabase, SqliteTransaction } from '../../src/database/sqlite-database';
+import { PostgresDatabase } from '../../src/database/postgres-database';
+import { Transaction } from '../../src/database/transaction';
 import { PLANTS_MIGRATIONS } from '../../src/plants/persistence/plants.migrations';
 import { SqlPlantsRepository } from '../../src/plants/persistence/sql-plants.repository';
 import { Plant } from '../../src/plants/plant';
@@ -61,15 +61,8 @@ export function useWebhookStores(postgres: boolean) {
   afterEach(() => jest.restoreAllMocks());
 
   /** Runs `work` in a transaction of the store, as the plants' group commit does (synchronous on SQLite). */
-  const inTransaction = async (work: (transaction: SqliteTransaction | PostgresTransaction) => unknown) => {
-    const { database } = state;
-    if (database instanceof SqliteDatabase) {
-      const connection = database.connection;
-      connection.transaction(() => void work(new SqliteTransaction(connection))).immediate();
-      return;
-    }
-    const pg = database as PostgresDatabase;
-    await pg.transaction(async (client) => void (await work(new PostgresTransaction(pg, client))));
+  const inTransaction = async (work: (transaction: Transaction) => unknown) => {
+    await state.database.transaction('write the outbox', (tx) => work(tx));
   };
 
   return {
