@@ -7,7 +7,7 @@ import { Tables } from '../../database/tables';
 import { Transaction, TransactionOptions } from '../../database/transaction';
 import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
-import { Backlog, ClaimedDelivery, DeliveryStatus, EndpointRef, Recorded, RecordedResult } from './deliveries';
+import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './dispatch-queue';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
@@ -287,76 +287,67 @@ export class SqlDispatchQueue implements DispatchQueue {
       for (const row of due) picked.push({ row: { ...row, url: endpoint.url, secrets: endpoint.secrets }, secrets });
     }
     picked.sort((a, b) => Number(BigInt(a.row.due_at) - BigInt(b.row.due_at)));
-    const claimed: ClaimedDelivery[] = [];
-    for (const { row, secrets } of picked.slice(0, limit)) {
-      await tx.execute(
-        this.db
-          .updateTable('webhook_deliveries')
-          .set({ locked_until: leaseNow + leaseMs, lease_token: token })
-          .where('id', '=', BigInt(row.id))
-          .compile(),
-      );
-      claimed.push(this.claimed(row, secrets, token));
-    }
-    return claimed;
+    const leased = picked.slice(0, limit);
+    if (leased.length === 0) return [];
+    await tx.execute(
+      this.db
+        .updateTable('webhook_deliveries')
+        .set({ locked_until: leaseNow + leaseMs, lease_token: token })
+        .where(
+          'id',
+          'in',
+          leased.map(({ row }) => BigInt(row.id)),
+        )
+        .compile(),
+    );
+    return leased.map(({ row, secrets }) => this.claimed(row, secrets, token));
   }
 
   /**
-   * SQLite's results, inside the record's transaction: each on its own row (only while the lease is
-   * still the one this claim took), with its attempt row. A delivery whose schedule moved since its
-   * claim (`dueAt`) was resent meanwhile: its attempt counts, and it stays pending on the resend's
-   * schedule, which begins after this attempt (`schedule_from`).
+   * SQLite's results, inside the record's transaction: every delivery in one statement (rows from
+   * `json_each`, as PostgreSQL's from `unnest`), then the attempt rows of those recorded.
    */
   private async recordSqlite(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
     const now = Date.now();
-    const recorded = new Set<string>();
-    for (const { delivery, result } of results) {
-      const id = BigInt(delivery.id);
-      const kept = sql<boolean>`next_attempt_at = ${Number(delivery.dueAt)}`;
-      const unleased = { locked_until: sql.lit(null), lease_token: sql.lit(null) };
-      const attempted = {
-        ...unleased,
-        attempts: sql<number>`attempts + 1`,
-        schedule_from: sql<number>`CASE WHEN ${kept} THEN schedule_from ELSE attempts + 1 END`,
-      };
-      const { affectedRows } = await tx.execute(
-        this.db
-          .updateTable('webhook_deliveries')
-          .set(
-            result.kind === 'released'
-              ? unleased
-              : result.kind === 'retry'
-                ? {
-                    ...attempted,
-                    next_attempt_at: sql<number>`CASE WHEN ${kept} THEN ${now + result.delayMs} ELSE next_attempt_at END`,
-                  }
-                : {
-                    ...attempted,
-                    status: sql<DeliveryStatus>`CASE WHEN ${kept} THEN ${result.kind} ELSE status END`,
-                    finished_at: sql<number>`CASE WHEN ${kept} THEN ${now} ELSE finished_at END`,
-                  },
-          )
-          .where('id', '=', id)
-          .where('lease_token', '=', delivery.leaseToken)
-          .compile(),
-      );
-      if (affectedRows === 0) continue;
-      recorded.add(delivery.id);
-      if (result.kind === 'released') continue;
-      const { atMs, responseStatus, error, durationMs } = result.attempt;
-      await tx.execute(
-        this.db
-          .insertInto('webhook_attempts')
-          .values({
-            delivery_id: id,
-            at: atMs,
-            response_status: responseStatus ?? null,
-            error: error ?? null,
-            duration_ms: durationMs,
-          })
-          .compile(),
-      );
-    }
+    const batch = results.map(({ delivery, result }) => ({
+      id: delivery.id,
+      token: delivery.leaseToken,
+      due: delivery.dueAt,
+      status: result.kind === 'succeeded' || result.kind === 'failed' ? result.kind : 'pending',
+      counted: result.kind === 'released' ? 0 : 1,
+      next: result.kind === 'retry' ? now + result.delayMs : null,
+    }));
+    const { rows } = await tx.execute(
+      sql<{ id: bigint }>`UPDATE webhook_deliveries AS d
+        SET status = CASE WHEN ${SQLITE_MOVED} THEN d.status ELSE r.status END,
+            attempts = d.attempts + r.counted,
+            schedule_from = CASE WHEN ${SQLITE_MOVED} THEN d.attempts + r.counted ELSE d.schedule_from END,
+            next_attempt_at = CASE WHEN ${SQLITE_MOVED} OR r.next IS NULL THEN d.next_attempt_at ELSE r.next END,
+            finished_at = CASE WHEN ${SQLITE_MOVED} THEN d.finished_at WHEN r.status = 'pending' THEN NULL ELSE ${now} END,
+            locked_until = NULL,
+            lease_token = NULL
+        FROM (SELECT CAST(value ->> 'id' AS INTEGER) AS id, value ->> 'token' AS token,
+                     CAST(value ->> 'due' AS INTEGER) AS due_at, value ->> 'status' AS status,
+                     value ->> 'counted' AS counted, value ->> 'next' AS next
+              FROM json_each(${JSON.stringify(batch)})) AS r
+        WHERE d.id = r.id AND d.lease_token = r.token
+        RETURNING id`.compile(this.db),
+    );
+    const recorded = new Set(rows.map((row) => row.id.toString()));
+    const attempts = results.flatMap(({ delivery, result }) =>
+      result.kind === 'released' || !recorded.has(delivery.id)
+        ? []
+        : [
+            {
+              delivery_id: BigInt(delivery.id),
+              at: result.attempt.atMs,
+              response_status: result.attempt.responseStatus ?? null,
+              error: result.attempt.error ?? null,
+              duration_ms: result.attempt.durationMs,
+            },
+          ],
+    );
+    if (attempts.length > 0) await tx.execute(this.db.insertInto('webhook_attempts').values(attempts).compile());
     return recorded;
   }
 
@@ -431,20 +422,19 @@ export class SqlDispatchQueue implements DispatchQueue {
 
   /** PostgreSQL's results, inside the record's transaction: every delivery and attempt row in one `unnest` statement. */
   private async recordPostgres(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
-    const column = <T>(of: (result: RecordedResult['result'], delivery: ClaimedDelivery) => T) =>
-      results.map(({ result, delivery }) => of(result, delivery));
-    const attempt = (result: RecordedResult['result']) => (result.kind === 'released' ? undefined : result.attempt);
+    const attempt = ({ result }: RecordedResult) => (result.kind === 'released' ? undefined : result.attempt);
     const { rows } = await tx.execute(
       sql<{ id: string }>`WITH r AS (
-          SELECT * FROM unnest(${column((_, d) => d.id)}::bigint[], ${column((_, d) => d.leaseToken)}::uuid[],
-                               ${column((_, d) => d.dueAt)}::bigint[],
-                               ${column((r) => (r.kind === 'released' || r.kind === 'retry' ? 'pending' : r.kind))}::text[],
-                               ${column((r) => (r.kind === 'released' ? 0 : 1))}::int[],
-                               ${column((r) => (r.kind === 'retry' ? r.delayMs : null))}::float8[],
-                               ${column((r) => attempt(r)?.atMs ?? null)}::float8[],
-                               ${column((r) => attempt(r)?.responseStatus ?? null)}::int[],
-                               ${column((r) => attempt(r)?.error ?? null)}::text[],
-                               ${column((r) => attempt(r)?.durationMs ?? null)}::int[])
+          SELECT * FROM unnest(${results.map(({ delivery }) => delivery.id)}::bigint[],
+                               ${results.map(({ delivery }) => delivery.leaseToken)}::uuid[],
+                               ${results.map(({ delivery }) => delivery.dueAt)}::bigint[],
+                               ${results.map(({ result: { kind } }) => (kind === 'succeeded' || kind === 'failed' ? kind : 'pending'))}::text[],
+                               ${results.map(({ result }) => (result.kind === 'released' ? 0 : 1))}::int[],
+                               ${results.map(({ result }) => (result.kind === 'retry' ? result.delayMs : null))}::float8[],
+                               ${results.map((r) => attempt(r)?.atMs ?? null)}::float8[],
+                               ${results.map((r) => attempt(r)?.responseStatus ?? null)}::int[],
+                               ${results.map((r) => attempt(r)?.error ?? null)}::text[],
+                               ${results.map((r) => attempt(r)?.durationMs ?? null)}::int[])
             AS r (id, token, due_at, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
         updated AS (
           -- A delivery whose schedule moved since its claim (r.due_at) was resent meanwhile: its
@@ -626,6 +616,11 @@ interface ClaimedRow {
   due_at: bigint | number | string;
 }
 
+/**
+ * SQLite, in the record: the delivery's schedule is no longer the one it was claimed with (a resend
+ * moved it): its attempt counts, and it stays pending on the resend's schedule, which begins after it.
+ */
+const SQLITE_MOVED = sql.raw('d.next_attempt_at <> r.due_at');
 /** PostgreSQL: a delivery's schedule as a claim hands it to its record: whole microseconds, exact (`dueAt`). */
 const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint::text');
 /** PostgreSQL, in the record: the delivery's schedule is no longer the one it was claimed with (a resend moved it). */
