@@ -39,8 +39,9 @@ const CLAIM: TransactionOptions = { durability: 'relaxed', locks: ['plant-store:
  * where the stores do, each in its named method:
  *
  * - SQLite (`claimSqlite`, `recordSqlite`): one `BEGIN IMMEDIATE` transaction, so nothing of this
- *   process comes between a read and the write it decides; per endpoint and per row. Times are Unix
- *   ms of this instance; leases use the lease clock.
+ *   process comes between a read and the write it decides; a claim reads per endpoint, then leases
+ *   in one statement; a record batches its rows with `json_each`. Times are Unix ms of this instance;
+ *   leases use the lease clock.
  * - PostgreSQL (`claimPostgres`, `recordPostgres`): one statement per step, shared by every instance,
  *   on the server's clock. A claim takes an advisory lock (`CLAIM`), so the per-endpoint cap is exact
  *   across instances; a record batches its rows with `unnest`. Never named statements (compiled per
