@@ -45,8 +45,9 @@ const CLAIM: TransactionOptions = { durability: 'relaxed', locks: ['plant-store:
  * - PostgreSQL (`claimPostgres`, `recordPostgres`): one statement per step, shared by every instance,
  *   on the server's clock. A claim takes an advisory lock (`CLAIM`), so the per-endpoint cap is exact
  *   across instances; a record batches its rows with `unnest`. Never named statements (compiled per
- *   call, see `PrepareOptions.named`): the queue is empty at start-up and holds a backlog under load,
- *   and a plan kept from the one would scan the other.
+ *   call, not marked `fixedText`), so each is planned for its values: the queue is empty at start-up
+ *   and holds a backlog under load, and a generic plan kept from the one scans the other (named, a
+ *   backlog of 22,000 events to one endpoint drained in 35–40 s after a full create load; unnamed, 12 s).
  *
  * The per-endpoint cap is the dispatch policy's (`endpointChange` writes `in_flight_cap`): the claims
  * only read it, NULL meaning the configured cap. Each claimed row carries a lease (`locked_until`,
