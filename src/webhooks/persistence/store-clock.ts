@@ -1,5 +1,5 @@
 import { RawBuilder, sql } from 'kysely';
-import { SqlDialect } from '../../database/sql-dialect';
+import { Database } from '../../database/database';
 
 /**
  * The time columns of the webhook tables, as each store keeps them (see `webhooks.tables.ts`): the
@@ -60,9 +60,9 @@ const POSTGRES_CLOCK: StoreClock = {
   fromKey: (key) => sql<number>`${key}::timestamptz`,
 };
 
-/** The clock of the store `dialect` speaks. */
-export function storeClock(dialect: SqlDialect): StoreClock {
-  return dialect.choose({ sqlite: () => SQLITE_CLOCK, postgres: () => POSTGRES_CLOCK });
+/** The clock of the store `database` is. */
+export function storeClock(database: Pick<Database, 'kind'>): StoreClock {
+  return database.kind === 'sqlite' ? SQLITE_CLOCK : POSTGRES_CLOCK;
 }
 
 /** A time read through `StoreClock.ms`, as whole Unix milliseconds. */
