@@ -7,7 +7,6 @@ import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore, POSTGRES_LEGACY_LOCK } from './migrator';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { NamedQuery, STATEMENT_NAME } from './prepared-query';
-import { DialectChoices } from './sql-dialect';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
@@ -103,10 +102,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
     // Features compile with it and run through `execute`/`transaction` (timed, errors translated).
     this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: this.pool }) });
-  }
-
-  choose<T>(choices: DialectChoices<T>): T {
-    return choices.postgres(this);
   }
 
   /** Applies the migrations, retrying with backoff while the server is unreachable. */

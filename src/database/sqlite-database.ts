@@ -11,7 +11,6 @@ import { Database } from './database';
 import { migrationSqliteDialect, sharedSqliteDialect, SqliteRowLocksPlugin } from './kysely-sqlite';
 import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
-import { DialectChoices } from './sql-dialect';
 import { isBusy, sqliteFailure } from './sqlite-errors';
 import { Tables } from './tables';
 import { driverError, isDriverError } from './driver-errors';
@@ -97,10 +96,6 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
       this.relaxed.defaultSafeIntegers(true);
     }
     return this.relaxed;
-  }
-
-  choose<T>(choices: DialectChoices<T>): T {
-    return choices.sqlite(this);
   }
 
   /**
@@ -411,19 +406,4 @@ function runCompiled<Row>(connection: BetterSqlite3.Database, query: CompiledQue
   if (statement === undefined) cache.set(query.sql, (statement = connection.prepare(query.sql)));
   if (statement.reader) return { rows: statement.all(...query.parameters) as Row[], affectedRows: 0 };
   return { rows: [], affectedRows: statement.run(...query.parameters).changes };
-}
-
-/**
- * Runs `work` (one statement through `Database.execute`), again after a pause off the event loop
- * while the file is busy. Errors that are not SQLite's "busy" pass at once.
- */
-export async function retryWhileBusy<T>(work: () => T | Promise<T>): Promise<T> {
-  for (let waited = 0; ; waited += BUSY_RETRY_MS) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!isBusy(error) || waited >= BUSY_WAIT_MS) throw error;
-    }
-    await sleep(BUSY_RETRY_MS);
-  }
 }
