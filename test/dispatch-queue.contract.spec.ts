@@ -62,7 +62,7 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
       await record(await claimAll(), retry(500));
       const sent = query.mock.calls.map(([config]) => config as unknown as { text: string; name?: string });
       expect(sent.length).toBeGreaterThanOrEqual(3); // the claim, the health read, the record
-      // A generic plan kept from an empty queue would scan a full one (see PrepareOptions.named).
+      // A generic plan kept from an empty queue would scan a full one (see SqlDispatchQueue).
       for (const config of sent) expect(config.name).toBeUndefined();
     });
   }

@@ -3,13 +3,11 @@ import { Kysely } from 'kysely';
 import { AppConfig } from '../config/app-config';
 import { Database } from './database';
 import { Migration } from './migration';
-import { SqlDialect } from './sql-dialect';
 
 /**
  * The one home of the database: the connection, every feature's migrations, readiness and shutdown.
  * It chooses the store once, from the validated `DATABASE_URL`, and provides `Database`, the typed
- * query builder (`Kysely<Tables>`, each feature adding its tables by declaration merging) and the
- * store's `SqlDialect`. Global, so its distance from the root is the largest: it is initialised
+ * query builder (`Kysely<Tables>`, each feature adding its tables by declaration merging). Global, so its distance from the root is the largest: it is initialised
  * before every feature (migrations done before any repository prepares a statement), and closed
  * last, in `onApplicationShutdown`, after the HTTP server and the features have stopped.
  */
@@ -38,10 +36,9 @@ export class DatabaseModule {
             }
           },
         },
-        { provide: SqlDialect, useExisting: Database },
         { provide: Kysely, inject: [Database], useFactory: (database: Database) => database.kysely },
       ],
-      exports: [Database, SqlDialect, Kysely],
+      exports: [Database, Kysely],
     };
   }
 }

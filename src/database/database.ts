@@ -1,16 +1,21 @@
 import { CompiledQuery, Kysely } from 'kysely';
 import { Migration } from './migration';
-import { SqlDialect } from './sql-dialect';
 import { Tables } from './tables';
 import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
  * The one connection of the service to its store (an SQLite file or a PostgreSQL pool), and the DI
  * token of it. `DatabaseModule` opens it and applies every feature's migrations at start-up, and
- * closes it last at shutdown; features use it and never open their own. It is also the store's
- * `SqlDialect`, for the few queries that must differ.
+ * closes it last at shutdown; features use it and never open their own.
  */
-export abstract class Database extends SqlDialect {
+export abstract class Database {
+  /**
+   * Which store this is, for the few queries that must differ (PostgreSQL's `unnest` batch insert,
+   * SQLite's one transaction per batch: `InsertOnce`): each difference is one method named for its
+   * store, picked on `kind`; everything else is written once with the query builder.
+   */
+  abstract readonly kind: 'sqlite' | 'postgres';
+
   /** Where the data lives, for the start-up log, never with a credential: a file, or host:port/database. */
   abstract readonly location: string;
 

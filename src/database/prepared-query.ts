@@ -51,12 +51,10 @@ function nameOf(sql: string): string {
  * placeholder per named value and returns the compiled query; the result gives the same SQL with the
  * values in the placeholders' places. Every value of the query must be a placeholder, so only
  * queries of a fixed shape qualify (no list whose length varies): their text never changes, so each
- * is marked fixed-text (`STATEMENT_NAME`) and PostgreSQL runs it as a named prepared statement,
- * unless `named` is false.
+ * is marked fixed-text (`STATEMENT_NAME`) and PostgreSQL runs it as a named prepared statement.
  */
 export function prepareQuery<Values extends Record<string, unknown>, Row>(
   build: (values: Values) => CompiledQuery<Row>,
-  { named = true }: PrepareOptions = {},
 ): (values: Values) => CompiledQuery<Row> {
   const placeholders = new Proxy({} as Values, { get: (_target, key) => `${PLACEHOLDER}${String(key)}` });
   const compiled = build(placeholders);
@@ -67,7 +65,7 @@ export function prepareQuery<Values extends Record<string, unknown>, Row>(
     return parameter.slice(PLACEHOLDER.length);
   });
   const { sql, query, queryId } = compiled;
-  const name = named ? nameOf(sql) : undefined;
+  const name = nameOf(sql);
   return (values) =>
     new PreparedCall<Row>(
       sql,
@@ -84,26 +82,15 @@ export function prepareQuery<Values extends Record<string, unknown>, Row>(
  * key calls into V8's runtime until its code is optimised: a share of a read by id either way.
  */
 class PreparedCall<Row> implements NamedQuery<Row> {
-  readonly [STATEMENT_NAME]: string | undefined;
+  readonly [STATEMENT_NAME]: string;
 
   constructor(
     readonly sql: string,
     readonly query: CompiledQuery<Row>['query'],
     readonly queryId: CompiledQuery<Row>['queryId'],
     readonly parameters: readonly unknown[],
-    name: string | undefined,
+    name: string,
   ) {
     this[STATEMENT_NAME] = name;
   }
-}
-
-export interface PrepareOptions {
-  /**
-   * False: never a named statement, so PostgreSQL plans it for its values each time. For a statement
-   * whose best plan depends on the data it meets: after five runs PostgreSQL may keep a named
-   * statement's generic plan, and one chosen while a table was nearly empty stays once it is full.
-   * The webhook queue's statements are such (`SqlDispatchQueue`): named, a backlog of 22,000 events
-   * to one endpoint drained in 35–40 s after a full create load; planned each time, in 12 s.
-   */
-  readonly named?: boolean;
 }

@@ -27,7 +27,7 @@ import { WebhookSender } from './webhook.sender';
  * features never see the rest.
  *
  * One wiring style: every provider is an `@Injectable()` class built by DI. Configuration comes in
- * as `WebhookConfig` (from `ConfigModule`); the store as `Database`, `Kysely` and `SqlDialect` (from
+ * as `WebhookConfig` (from `ConfigModule`); the store as `Database` and `Kysely` (from
  * `DatabaseModule`, which chose it once); metrics go to prom-client's `Registry` (from
  * `MetricsModule`). Values the configuration decides (the blocked networks, the secrets column) are
  * classes of their own (`configured.providers.ts`), never closures over the configuration.
