@@ -195,6 +195,16 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     expect(log!.attemptLog.map((a) => a.responseStatus)).toEqual([503, 200]);
     expect(log!.nextAttemptAtMs).toBeUndefined();
   });
+  it('should write no attempt row for a stale result recorded together with the current one', async () => {
+    const id = await endpoint('http://127.0.0.1:1/a');
+    await commit('Aloe');
+    const [claimed] = await claimAll();
+    const stale = { ...claimed, leaseToken: '00000000-0000-4000-8000-000000000000' };
+    expect((await record([stale, claimed], retry(503))).recorded).toBe(1);
+    const log = await stores.log.get(id, claimed.webhookId);
+    expect(log).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(log!.attemptLog.map((a) => a.responseStatus)).toEqual([503]);
+  });
   it('should keep a delivery resent while it was out pending, on the schedule of the resend, its attempt counted', async () => {
     const id = await endpoint('http://127.0.0.1:1/a');
     await commit('a', 'b');

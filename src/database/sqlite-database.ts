@@ -235,7 +235,12 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     work: (tx: Transaction) => T | Promise<T>,
     options: TransactionOptions = {},
   ): Promise<T> {
-    const connection = options.durability === 'relaxed' ? this.relaxedConnection : this.connection;
+    let connection: BetterSqlite3.Database;
+    try {
+      connection = options.durability === 'relaxed' ? this.relaxedConnection : this.connection;
+    } catch (error) {
+      return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error)); // closed, or not opened
+    }
     if (!this.taken) {
       this.taken = true;
       try {

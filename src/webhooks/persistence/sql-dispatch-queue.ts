@@ -7,7 +7,7 @@ import { Tables } from '../../database/tables';
 import { Transaction, TransactionOptions } from '../../database/transaction';
 import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
-import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
+import { AttemptRecord, Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './dispatch-queue';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
@@ -291,34 +291,48 @@ export class SqlDispatchQueue implements DispatchQueue {
     picked.sort((a, b) => Number(BigInt(a.row.due_at) - BigInt(b.row.due_at)));
     const leased = picked.slice(0, limit);
     if (leased.length === 0) return [];
+    // The ids as one JSON parameter, so the statement's text (and SQLite's cache of it) is one whatever the count.
+    const ids = JSON.stringify(leased.map(({ row }) => row.id.toString()));
     await tx.execute(
       this.db
         .updateTable('webhook_deliveries')
         .set({ locked_until: leaseNow + leaseMs, lease_token: token })
-        .where(
-          'id',
-          'in',
-          leased.map(({ row }) => BigInt(row.id)),
-        )
+        .where('id', 'in', sql<bigint>`(SELECT CAST(value AS INTEGER) FROM json_each(${ids}))`)
         .compile(),
     );
     return leased.map(({ row, secrets }) => this.claimed(row, secrets, token));
   }
 
   /**
-   * SQLite's results, inside the record's transaction: every delivery in one statement (rows from
-   * `json_each`, as PostgreSQL's from `unnest`), then the attempt rows of those recorded.
+   * SQLite's results, inside the record's transaction, each only under its own lease: the attempt rows,
+   * then every delivery in one statement (rows from `json_each`, as PostgreSQL's from `unnest`). One
+   * JSON parameter each, so their texts are fixed whatever the batch.
    */
   private async recordSqlite(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
     const now = Date.now();
-    const batch = results.map(({ delivery, result }) => ({
-      id: delivery.id,
-      token: delivery.leaseToken,
-      due: delivery.dueAt,
-      status: result.kind === 'succeeded' || result.kind === 'failed' ? result.kind : 'pending',
-      counted: result.kind === 'released' ? 0 : 1,
-      next: result.kind === 'retry' ? now + result.delayMs : null,
-    }));
+    const batch = JSON.stringify(
+      results.map(({ delivery, result }) => ({
+        id: delivery.id,
+        token: delivery.leaseToken,
+        due: delivery.dueAt,
+        status: result.kind === 'succeeded' || result.kind === 'failed' ? result.kind : 'pending',
+        counted: result.kind === 'released' ? 0 : 1,
+        next: result.kind === 'retry' ? now + result.delayMs : null,
+        ...(result.kind === 'released' ? {} : attemptOf(result.attempt)),
+      })),
+    );
+    const resultRows = sql`(SELECT CAST(value ->> 'id' AS INTEGER) AS id, value ->> 'token' AS token,
+                     CAST(value ->> 'due' AS INTEGER) AS due_at, value ->> 'status' AS status,
+                     value ->> 'counted' AS counted, value ->> 'next' AS next, value ->> 'atMs' AS at_ms,
+                     value ->> 'responseStatus' AS response_status, value ->> 'error' AS error,
+                     value ->> 'durationMs' AS duration_ms
+              FROM json_each(${batch}))`;
+    await tx.execute(
+      sql`INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
+        SELECT r.id, r.at_ms, r.response_status, r.error, r.duration_ms
+        FROM ${resultRows} AS r JOIN webhook_deliveries AS d ON d.id = r.id AND d.lease_token = r.token
+        WHERE r.counted = 1`.compile(this.db),
+    );
     const { rows } = await tx.execute(
       sql<{ id: bigint }>`UPDATE webhook_deliveries AS d
         SET status = CASE WHEN ${SQLITE_MOVED} THEN d.status ELSE r.status END,
@@ -328,29 +342,11 @@ export class SqlDispatchQueue implements DispatchQueue {
             finished_at = CASE WHEN ${SQLITE_MOVED} THEN d.finished_at WHEN r.status = 'pending' THEN NULL ELSE ${now} END,
             locked_until = NULL,
             lease_token = NULL
-        FROM (SELECT CAST(value ->> 'id' AS INTEGER) AS id, value ->> 'token' AS token,
-                     CAST(value ->> 'due' AS INTEGER) AS due_at, value ->> 'status' AS status,
-                     value ->> 'counted' AS counted, value ->> 'next' AS next
-              FROM json_each(${JSON.stringify(batch)})) AS r
+        FROM ${resultRows} AS r
         WHERE d.id = r.id AND d.lease_token = r.token
         RETURNING id`.compile(this.db),
     );
-    const recorded = new Set(rows.map((row) => row.id.toString()));
-    const attempts = results.flatMap(({ delivery, result }) =>
-      result.kind === 'released' || !recorded.has(delivery.id)
-        ? []
-        : [
-            {
-              delivery_id: BigInt(delivery.id),
-              at: result.attempt.atMs,
-              response_status: result.attempt.responseStatus ?? null,
-              error: result.attempt.error ?? null,
-              duration_ms: result.attempt.durationMs,
-            },
-          ],
-    );
-    if (attempts.length > 0) await tx.execute(this.db.insertInto('webhook_attempts').values(attempts).compile());
-    return recorded;
+    return new Set(rows.map((row) => row.id.toString()));
   }
 
   // PostgreSQL --------------------------------------------------------------------------------
@@ -452,11 +448,12 @@ export class SqlDispatchQueue implements DispatchQueue {
               locked_until = NULL,
               lease_token = NULL
           FROM r WHERE d.id = r.id AND d.lease_token = r.token
-          RETURNING d.id),
+          RETURNING d.id, r.token),
         attempts AS (
+          -- Under its own lease only: a stale result of the same delivery in the batch writes no row.
           INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
           SELECT r.id, to_timestamp(r.at_ms / 1000.0), r.response_status, r.error, r.duration_ms
-          FROM r JOIN updated u ON u.id = r.id WHERE r.counted = 1)
+          FROM r JOIN updated u ON u.id = r.id AND u.token = r.token WHERE r.counted = 1)
         SELECT id::text AS id FROM updated`.compile(this.db),
     );
     return new Set(rows.map((row) => row.id));
@@ -627,3 +624,8 @@ const SQLITE_MOVED = sql.raw('d.next_attempt_at <> r.due_at');
 const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint::text');
 /** PostgreSQL, in the record: the delivery's schedule is no longer the one it was claimed with (a resend moved it). */
 const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint <> r.due_at');
+
+/** An attempt's fields as the record's JSON carries them (absent ones read as NULL). */
+function attemptOf({ atMs, responseStatus, error, durationMs }: AttemptRecord) {
+  return { atMs, responseStatus, error, durationMs };
+}
