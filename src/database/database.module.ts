@@ -7,9 +7,10 @@ import { Migration } from './migration';
 /**
  * The one home of the database: the connection, every feature's migrations, readiness and shutdown.
  * It chooses the store once, from the validated `DATABASE_URL`, and provides `Database`, the typed
- * query builder (`Kysely<Tables>`, each feature adding its tables by declaration merging). Global, so its distance from the root is the largest: it is initialised
- * before every feature (migrations done before any repository prepares a statement), and closed
- * last, in `onApplicationShutdown`, after the HTTP server and the features have stopped.
+ * query builder (`Kysely<Tables>`, each feature adding its tables by declaration merging). Global,
+ * so its distance from the root is the largest: it is initialised before every feature (migrations
+ * done before any repository prepares a statement), and closed last, in `onApplicationShutdown`,
+ * after the HTTP server and the features have stopped.
  */
 @Global()
 @Module({})

@@ -20,7 +20,8 @@ import { StatementResult, Transaction, TransactionOptions } from './transaction'
  * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
  * shell) fails at once with SQLITE_BUSY (busy_timeout 0: SQLite's own wait would hold the event loop),
  * and `begin` tries it again off the loop, every BUSY_RETRY_MS, for up to BUSY_WAIT_MS; then it is a
- * 503. Connections of this process never wait on each other: a transaction that spans turns holds back this process's other statements and transactions until it ends (`SqliteDatabase`).
+ * 503. Connections of this process never wait on each other: a transaction that spans turns holds
+ * back this process's other statements and transactions until it ends (`SqliteDatabase`).
  */
 export const BUSY_WAIT_MS = 250;
 const BUSY_RETRY_MS = 25;

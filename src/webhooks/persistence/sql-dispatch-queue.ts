@@ -7,7 +7,7 @@ import { Tables } from '../../database/tables';
 import { Transaction, TransactionOptions } from '../../database/transaction';
 import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
-import { AttemptRecord, Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
+import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './dispatch-queue';
 import { SecretsColumn } from './secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
@@ -310,20 +310,10 @@ export class SqlDispatchQueue implements DispatchQueue {
    */
   private async recordSqlite(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
     const now = Date.now();
-    const batch = JSON.stringify(
-      results.map(({ delivery, result }) => ({
-        id: delivery.id,
-        token: delivery.leaseToken,
-        due: delivery.dueAt,
-        status: result.kind === 'succeeded' || result.kind === 'failed' ? result.kind : 'pending',
-        counted: result.kind === 'released' ? 0 : 1,
-        next: result.kind === 'retry' ? now + result.delayMs : null,
-        ...(result.kind === 'released' ? {} : attemptOf(result.attempt)),
-      })),
-    );
+    const batch = JSON.stringify(recordedRows(results));
     const resultRows = sql`(SELECT CAST(value ->> 'id' AS INTEGER) AS id, value ->> 'token' AS token,
                      CAST(value ->> 'due' AS INTEGER) AS due_at, value ->> 'status' AS status,
-                     value ->> 'counted' AS counted, value ->> 'next' AS next, value ->> 'atMs' AS at_ms,
+                     value ->> 'counted' AS counted, value ->> 'delayMs' AS delay_ms, value ->> 'atMs' AS at_ms,
                      value ->> 'responseStatus' AS response_status, value ->> 'error' AS error,
                      value ->> 'durationMs' AS duration_ms
               FROM json_each(${batch}))`;
@@ -338,7 +328,8 @@ export class SqlDispatchQueue implements DispatchQueue {
         SET status = CASE WHEN ${SQLITE_MOVED} THEN d.status ELSE r.status END,
             attempts = d.attempts + r.counted,
             schedule_from = CASE WHEN ${SQLITE_MOVED} THEN d.attempts + r.counted ELSE d.schedule_from END,
-            next_attempt_at = CASE WHEN ${SQLITE_MOVED} OR r.next IS NULL THEN d.next_attempt_at ELSE r.next END,
+            next_attempt_at = CASE WHEN ${SQLITE_MOVED} OR r.delay_ms IS NULL THEN d.next_attempt_at
+                                   ELSE ${now} + r.delay_ms END,
             finished_at = CASE WHEN ${SQLITE_MOVED} THEN d.finished_at WHEN r.status = 'pending' THEN NULL ELSE ${now} END,
             locked_until = NULL,
             lease_token = NULL
@@ -420,19 +411,14 @@ export class SqlDispatchQueue implements DispatchQueue {
 
   /** PostgreSQL's results, inside the record's transaction: every delivery and attempt row in one `unnest` statement. */
   private async recordPostgres(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
-    const attempt = ({ result }: RecordedResult) => (result.kind === 'released' ? undefined : result.attempt);
+    const r = recordedRows(results);
     const { rows } = await tx.execute(
       sql<{ id: string }>`WITH r AS (
-          SELECT * FROM unnest(${results.map(({ delivery }) => delivery.id)}::bigint[],
-                               ${results.map(({ delivery }) => delivery.leaseToken)}::uuid[],
-                               ${results.map(({ delivery }) => delivery.dueAt)}::bigint[],
-                               ${results.map(({ result: { kind } }) => (kind === 'succeeded' || kind === 'failed' ? kind : 'pending'))}::text[],
-                               ${results.map(({ result }) => (result.kind === 'released' ? 0 : 1))}::int[],
-                               ${results.map(({ result }) => (result.kind === 'retry' ? result.delayMs : null))}::float8[],
-                               ${results.map((r) => attempt(r)?.atMs ?? null)}::float8[],
-                               ${results.map((r) => attempt(r)?.responseStatus ?? null)}::int[],
-                               ${results.map((r) => attempt(r)?.error ?? null)}::text[],
-                               ${results.map((r) => attempt(r)?.durationMs ?? null)}::int[])
+          SELECT * FROM unnest(${r.map((row) => row.id)}::bigint[], ${r.map((row) => row.token)}::uuid[],
+                               ${r.map((row) => row.due)}::bigint[], ${r.map((row) => row.status)}::text[],
+                               ${r.map((row) => row.counted)}::int[], ${r.map((row) => row.delayMs)}::float8[],
+                               ${r.map((row) => row.atMs)}::float8[], ${r.map((row) => row.responseStatus)}::int[],
+                               ${r.map((row) => row.error)}::text[], ${r.map((row) => row.durationMs)}::int[])
             AS r (id, token, due_at, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
         updated AS (
           -- A delivery whose schedule moved since its claim (r.due_at) was resent meanwhile: its
@@ -484,7 +470,7 @@ export class SqlDispatchQueue implements DispatchQueue {
       ])
       .where('id', 'in', ids)
       .orderBy('id')
-      .$if(this.database.kind === 'postgres', (q) => q.forUpdate())
+      .forUpdate() // PostgreSQL's; SQLite's builder leaves row locks out (BEGIN IMMEDIATE holds the file)
       .compile();
   }
 
@@ -625,7 +611,25 @@ const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigin
 /** PostgreSQL, in the record: the delivery's schedule is no longer the one it was claimed with (a resend moved it). */
 const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint <> r.due_at');
 
-/** An attempt's fields as the record's JSON carries them (absent ones read as NULL). */
-function attemptOf({ atMs, responseStatus, error, durationMs }: AttemptRecord) {
-  return { atMs, responseStatus, error, durationMs };
+/**
+ * The results as the record's rows, one shape for both stores (SQLite's `json_each`, PostgreSQL's
+ * `unnest`): the lease they were claimed under, the status they leave, whether they count as an
+ * attempt, a retry's delay, and the attempt's fields (null when released or absent).
+ */
+function recordedRows(results: readonly RecordedResult[]) {
+  return results.map(({ delivery, result }) => {
+    const attempt = result.kind === 'released' ? undefined : result.attempt;
+    return {
+      id: delivery.id,
+      token: delivery.leaseToken,
+      due: delivery.dueAt,
+      status: result.kind === 'succeeded' || result.kind === 'failed' ? result.kind : 'pending',
+      counted: attempt === undefined ? 0 : 1,
+      delayMs: result.kind === 'retry' ? result.delayMs : null,
+      atMs: attempt?.atMs ?? null,
+      responseStatus: attempt?.responseStatus ?? null,
+      error: attempt?.error ?? null,
+      durationMs: attempt?.durationMs ?? null,
+    };
+  });
 }
