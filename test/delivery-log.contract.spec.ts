@@ -3,7 +3,7 @@ import { BUSY_WAIT_MS } from '../src/database/sqlite-database';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { attemptResult } from '../src/webhooks/dispatch-policy';
 import { recoverInBatches } from '../src/webhooks/endpoints/recover-in-batches';
-import { AttemptResult, ClaimedDelivery, RecoverCursor } from '../src/webhooks/persistence/deliveries';
+import { AttemptResult, ClaimedDelivery, RecoverCursor } from '../src/webhooks/deliveries';
 import { describeOnEachStore } from './support/postgres';
 import { useWebhookStores } from './support/webhook-stores';
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { WebhookConfig } from '../config/app-config';
-import { secretsCipherFor } from './persistence/secrets-cipher';
-import { SecretsColumn } from './persistence/secrets-column';
+import { secretsCipherFor } from './secrets/secrets-cipher';
+import { SecretsColumn } from './secrets/secrets-column';
 
 /**
  * The webhook providers whose values the configuration decides, as classes built by DI from

@@ -8,7 +8,7 @@ import {
   MAX_ENDPOINT_PAUSE_MS,
   THROTTLE_AFTER_SIGNALS,
 } from './dispatch-policy';
-import { AttemptResult } from './persistence/deliveries';
+import { AttemptResult } from './deliveries';
 import { Attempt, AttemptOutcome } from './webhook.sender';
 
 const SCHEDULE = [5000, 300_000, 1_800_000];

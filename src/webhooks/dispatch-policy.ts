@@ -1,4 +1,4 @@
-import { AttemptRecord, AttemptResult, Failure } from './persistence/deliveries';
+import { AttemptRecord, AttemptResult, Failure } from './deliveries';
 import { nextRetryDelayMs } from './retry-schedule';
 import { Attempt } from './webhook.sender';
 

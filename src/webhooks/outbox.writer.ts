@@ -5,7 +5,7 @@ import { EventType } from '../common/events/event-type';
 import { StatementAddition } from '../database/statement-addition';
 import { Transaction } from '../database/transaction';
 import { traceCarrierOf } from '../platform/trace-context';
-import { NewMessage } from './persistence/deliveries';
+import { NewMessage } from './deliveries';
 import { OutboxStore } from './persistence/outbox.store';
 
 /**

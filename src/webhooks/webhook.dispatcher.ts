@@ -7,7 +7,7 @@ import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { hostOf, originAttributes } from '../logging/host-of';
 import { contextFromCarrier, inSpan } from '../platform/trace-context';
 import { attemptResult, THROTTLE_AFTER_SIGNALS } from './dispatch-policy';
-import { ClaimedDelivery, Recorded, RecordedResult } from './persistence/deliveries';
+import { ClaimedDelivery, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './persistence/dispatch-queue';
 import { WebhookMetrics } from './webhook.metrics';
 import { WebhookSender } from './webhook.sender';

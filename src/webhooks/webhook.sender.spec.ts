@@ -4,7 +4,7 @@ import { AddressInfo, Socket } from 'node:net';
 import { eventually } from '../../test/support/eventually';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { WebhookConfig } from '../config/app-config';
-import { ClaimedDelivery } from './persistence/deliveries';
+import { ClaimedDelivery } from './deliveries';
 import { MAX_ANSWER_BODY_BYTES, MAX_ANSWER_HEADER_BYTES, WebhookSender } from './webhook.sender';
 
 const TIMEOUT_MS = 1000;

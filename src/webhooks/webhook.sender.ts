@@ -7,7 +7,7 @@ import { withoutUrl } from '../logging/host-of';
 import { BlockedAddressError, BlockedNetworks } from '../common/networks/blocked-networks';
 import { plainHttpProblem } from '../common/networks/plain-http';
 import { signingSecrets } from './endpoints/endpoint';
-import { ClaimedDelivery } from './persistence/deliveries';
+import { ClaimedDelivery } from './deliveries';
 import { retryAfterMs } from './retry-after';
 import { signature } from './webhook.signer';
 

@@ -14,7 +14,7 @@ import { OutboxStore } from './persistence/outbox.store';
 import { SqlDeliveryLog } from './persistence/sql-delivery-log';
 import { SqlDispatchQueue } from './persistence/sql-dispatch-queue';
 import { SqlOutboxStore } from './persistence/sql-outbox.store';
-import { SecretsColumn } from './persistence/secrets-column';
+import { SecretsColumn } from './secrets/secrets-column';
 import { SqlEndpointsStore } from './persistence/sql-endpoints.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookMetrics } from './webhook.metrics';

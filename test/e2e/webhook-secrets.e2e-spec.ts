@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { SECRETS_KEY_FILE } from '../../src/webhooks/persistence/secrets-cipher';
+import { SECRETS_KEY_FILE } from '../../src/webhooks/secrets/secrets-cipher';
 import { request, RequestOptions } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { runUntilExit, ServiceProcess, startService } from '../support/service-process';

@@ -1,4 +1,4 @@
-import { RecoveredBatch } from '../persistence/deliveries';
+import { RecoveredBatch } from '../deliveries';
 import { DeliveryLog } from '../persistence/delivery-log';
 import { recoverInBatches } from './recover-in-batches';
 

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RecoverCursor, RecoverRange } from '../persistence/deliveries';
+import { RecoverCursor, RecoverRange } from '../deliveries';
 import { DeliveryLog } from '../persistence/delivery-log';
 
 /**

@@ -5,7 +5,7 @@ import {
   RecoverCursor,
   RecoveredBatch,
   RecoverRange,
-} from './deliveries';
+} from '../deliveries';
 
 /** The delivery log, as the admin API reads and acts on it: an endpoint's deliveries and their attempts. */
 export abstract class DeliveryLog {

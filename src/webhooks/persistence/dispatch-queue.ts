@@ -1,4 +1,4 @@
-import { Backlog, ClaimedDelivery, Recorded, RecordedResult } from './deliveries';
+import { Backlog, ClaimedDelivery, Recorded, RecordedResult } from '../deliveries';
 
 /**
  * The outbox's queue, as the dispatcher works it: claim due deliveries under a lease, record what

@@ -1,6 +1,6 @@
 import { RawBuilder } from 'kysely';
 import { Transaction } from '../../database/transaction';
-import { NewMessage } from './deliveries';
+import { NewMessage } from '../deliveries';
 
 /** An event of a row that a statement may insert, keyed by that row's id: written only if it is. */
 export interface RowMessage extends NewMessage {

@@ -9,7 +9,7 @@ import {
   RecoverCursor,
   RecoveredBatch,
   RecoverRange,
-} from './deliveries';
+} from '../deliveries';
 import { DeliveryLog } from './delivery-log';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';

@@ -7,9 +7,9 @@ import { Tables } from '../../database/tables';
 import { Transaction, TransactionOptions } from '../../database/transaction';
 import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
-import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from './deliveries';
+import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from '../deliveries';
 import { DispatchQueue } from './dispatch-queue';
-import { SecretsColumn } from './secrets-column';
+import { SecretsColumn } from '../secrets/secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
 

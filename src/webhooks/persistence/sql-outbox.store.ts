@@ -3,7 +3,7 @@ import { CompiledQuery, Kysely, RawBuilder, sql } from 'kysely';
 import { prepareQuery } from '../../database/prepared-query';
 import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
-import { NewMessage } from './deliveries';
+import { NewMessage } from '../deliveries';
 import { OutboxAddition, OutboxStore, RowMessage } from './outbox.store';
 import './webhooks.tables';
 

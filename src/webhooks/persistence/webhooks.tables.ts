@@ -1,6 +1,6 @@
 import { ColumnType } from 'kysely';
 import { Int64Column } from '../../database/tables';
-import { DeliveryStatus } from './deliveries';
+import { DeliveryStatus } from '../deliveries';
 
 /*
  * The webhook feature's tables, as the query builder sees them (created by `webhooks.migrations.ts`).

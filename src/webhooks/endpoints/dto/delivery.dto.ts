@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { parse } from 'lossless-json';
 import { DEFAULT_PAGE_LIMIT, PageLimit } from '../../../common/paging/page-query.dto';
-import { AttemptRecord, DeliveryView } from '../../persistence/deliveries';
+import { AttemptRecord, DeliveryView } from '../../deliveries';
 import { TIMESTAMP_SCHEMA } from './endpoint.dto';
 import { IsRfc3339DateTime } from './rfc3339';
 

@@ -1,4 +1,4 @@
-import { SigningSecret } from '../endpoints/endpoint';
+import { SigningSecret } from './endpoints/endpoint';
 
 /*
  * What the webhook delivery ports (`OutboxStore`, `DispatchQueue`, `DeliveryLog`) take and give.
