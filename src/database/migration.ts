@@ -32,21 +32,16 @@ export const MIGRATION_NAME = /^([a-z][a-z0-9-]*)\/\d{4}-\d{2}-\d{2}-\d{2}-[a-z0
 export function inNameOrder(migrations: readonly Migration[]): Migration[] {
   const names = new Set<string>();
   const legacy = new Map<number, string>();
-  for (const migration of migrations) {
-    if (!MIGRATION_NAME.test(migration.name)) {
-      throw new Error(`Migration "${migration.name}" is not named <feature>/<YYYY-MM-DD>-<NN>-<what>`);
-    }
-    if (names.has(migration.name)) throw new Error(`Two migrations share the name "${migration.name}"`);
-    names.add(migration.name);
-    if (migration.legacyVersion !== undefined) {
-      const other = legacy.get(migration.legacyVersion);
-      if (other !== undefined) {
-        throw new Error(
-          `Two migrations claim legacy version ${migration.legacyVersion}: "${other}" and "${migration.name}"`,
-        );
-      }
-      legacy.set(migration.legacyVersion, migration.name);
-    }
+  for (const { name, legacyVersion: version } of migrations) {
+    if (!MIGRATION_NAME.test(name))
+      throw new Error(`Migration "${name}" is not named <feature>/<YYYY-MM-DD>-<NN>-<what>`);
+    if (names.has(name)) throw new Error(`Two migrations share the name "${name}"`);
+    names.add(name);
+    if (version === undefined) continue;
+    const other = legacy.get(version);
+    if (other !== undefined)
+      throw new Error(`Two migrations claim legacy version ${version}: "${other}" and "${name}"`);
+    legacy.set(version, name);
   }
   return [...migrations].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

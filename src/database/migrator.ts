@@ -58,19 +58,9 @@ export async function migrate(
       throw new Error(`The ${store.name} database has migrations this build does not know (${unknown.join(', ')})`);
     }
   });
-  const migrator = new Migrator({
-    db,
-    allowUnorderedMigrations: true,
-    provider: {
-      getMigrations: async () =>
-        Object.fromEntries(
-          migrations.map((migration): [string, KyselyMigration] => [
-            migration.name,
-            { up: (transaction) => store.apply(transaction, migration) },
-          ]),
-        ),
-    },
-  });
+  const steps: Record<string, KyselyMigration> = {};
+  for (const migration of migrations) steps[migration.name] = { up: (tx) => store.apply(tx, migration) };
+  const migrator = new Migrator({ db, allowUnorderedMigrations: true, provider: { getMigrations: async () => steps } });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? '(before any step)';
@@ -112,12 +102,12 @@ async function carryOverLegacyVersions(
   const rows = await transaction.selectFrom('schema_migrations').select(['version', 'applied_at']).execute();
   if (rows.length === 0) return;
   const byVersion = new Map(migrations.map((migration) => [migration.legacyVersion, migration.name]));
-  const known = migrations.flatMap((migration) => migration.legacyVersion ?? []);
+  const newest = Math.max(0, ...migrations.flatMap((migration) => migration.legacyVersion ?? []));
   const carried = rows.map((row) => {
     const name = byVersion.get(Number(row.version));
     if (name === undefined) {
       throw new Error(
-        `The ${store.name} database has schema version ${row.version}, newer than this build knows (${Math.max(0, ...known)})`,
+        `The ${store.name} database has schema version ${row.version}, newer than this build knows (${newest})`,
       );
     }
     return { name, timestamp: new Date(row.applied_at).toISOString() };
