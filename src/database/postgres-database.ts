@@ -31,20 +31,19 @@ const CLIENT_TIMEOUT_MARGIN_MS = 500;
 const COMMIT = CompiledQuery.raw('COMMIT');
 
 /**
- * PostgreSQL through one pool per instance, shared by every feature. The statements whose text is
- * fixed by construction (`prepareQuery`, `fixedText`) run as named prepared statements: pg parses
- * each once per connection, then sends only Bind/Execute, and the server skips the parse and plan.
- * With `preparedStatements` off, every statement is unnamed: for a pooler that cannot keep them
- * (PgBouncer in transaction mode before 1.24 without `max_prepared_statements`). A named statement
- * lists its columns (never `SELECT *`), so a migration that adds a column during a rolling deploy
- * leaves the plans cached on the old instances' connections valid.
+ * PostgreSQL through one pool per instance, shared by every feature. Statements whose text is fixed by
+ * construction (`prepareQuery`, `fixedText`) run as named prepared statements, parsed and planned once
+ * per connection; with `preparedStatements` off, for a pooler that cannot keep them (PgBouncer in
+ * transaction mode before 1.24 without `max_prepared_statements`), all are unnamed. A named statement
+ * lists its columns (never `SELECT *`), so a column added during a rolling deploy leaves the plans
+ * cached on the old instances' connections valid.
  *
  * Nothing waits past `queryTimeoutMs`: every connection carries it as `statement_timeout`,
- * `lock_timeout` and `idle_in_transaction_session_timeout`, so the server cancels a statement that
- * runs or waits on a lock too long (a migration's or an operator's `LOCK TABLE`, say); pg's
- * `query_timeout`, a little longer, covers a server that does not answer at all; and waiting for a
- * pool slot is bounded by the same time. A connection whose statement timed out is destroyed, never
- * rolled back in place (the ROLLBACK would queue behind what held it).
+ * `lock_timeout` and `idle_in_transaction_session_timeout`, so the server cancels a statement that runs
+ * or waits on a lock too long (a migration's or an operator's `LOCK TABLE`, say); pg's `query_timeout`,
+ * a little longer, covers a server that does not answer; a pool slot is awaited no longer either. A
+ * connection whose statement timed out is destroyed, never rolled back in place (the ROLLBACK would
+ * queue behind what held it).
  */
 export class PostgresDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'postgres';
@@ -52,7 +51,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   readonly pool: Pool;
   readonly migrations: Migration[];
   readonly kysely: Kysely<Tables>;
-  private readonly prepared: boolean;
 
   constructor(
     readonly options: PostgresOptions,
@@ -60,7 +58,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   ) {
     super();
     this.migrations = inNameOrder(migrations);
-    this.prepared = options.preparedStatements ?? true;
     this.pool = new Pool({
       // Settings in the URL (application_name, options, ssl…) win over these defaults.
       application_name: 'plant-store',
@@ -78,8 +75,15 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: this.pool }) });
   }
 
+  /** host:port/database, without user, password or parameters. */
   get location(): string {
-    return locationOf(this.options.url);
+    try {
+      const { hostname, port, pathname } = new URL(this.options.url);
+      const database = decodeURIComponent(pathname.slice(1)) || '(default database)';
+      return `${hostname || 'localhost'}:${port || '5432'}/${database}`;
+    } catch {
+      return '(unparsable URL)';
+    }
   }
 
   /** Applies the migrations, retrying with backoff while the server is unreachable. */
@@ -177,7 +181,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       values: [...query.parameters],
       query_timeout: this.options.queryTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     };
-    const name = this.prepared ? (query as NamedQuery<Row>)[STATEMENT_NAME] : undefined;
+    const name = this.options.preparedStatements === false ? undefined : (query as NamedQuery<Row>)[STATEMENT_NAME];
     if (name !== undefined) config.name = name;
     const { rows, rowCount } = await on.query<Row & QueryResultRow>(config);
     return { rows, affectedRows: rowCount ?? 0 };
@@ -225,13 +229,3 @@ const POSTGRES_MIGRATIONS: MigrationStore = {
 // Constants of our own code (lock and table names) as an SQL string literal and identifier.
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 const identifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
-/** host:port/database of a connection URL, without user, password or parameters. */
-function locationOf(url: string): string {
-  try {
-    const { hostname, port, pathname } = new URL(url);
-    return `${hostname || 'localhost'}:${port || '5432'}/${decodeURIComponent(pathname.slice(1)) || '(default database)'}`;
-  } catch {
-    return '(unparsable URL)';
-  }
-}
