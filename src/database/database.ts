@@ -4,9 +4,8 @@ import { Tables } from './tables';
 import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
- * The one connection of the service to its store (an SQLite file or a PostgreSQL pool), and the DI
- * token of it. `DatabaseModule` opens it and applies every feature's migrations at start-up, and
- * closes it last at shutdown; features use it and never open their own.
+ * The service's one connection to its store (an SQLite file or a PostgreSQL pool), and its DI token,
+ * opened, migrated and closed by `DatabaseModule`: features use it and never open their own.
  */
 export abstract class Database {
   /** Which store, for the few queries that must differ (`InsertOnce`): one method per store, picked on `kind`. */

@@ -14,9 +14,8 @@ export interface Migration {
   readonly sqlite: string;
   readonly postgres: string;
   /**
-   * Only for steps released before named migrations: the version the step had in the integer
-   * `schema_migrations` of those builds, so a database they made is carried over without running
-   * the step again. New steps have none.
+   * Only for steps released before named migrations: their version in those builds' integer
+   * `schema_migrations`, so a database they made is carried over without running the step again.
    */
   readonly legacyVersion?: number;
 }

@@ -111,7 +111,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     }
   }
 
-  /** Closed last, after the HTTP server and every feature have stopped using it. */
   async onApplicationShutdown(): Promise<void> {
     await this.pool.end();
   }

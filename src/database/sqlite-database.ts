@@ -99,7 +99,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
       // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
       db.pragma('synchronous = FULL');
       db.defaultSafeIntegers(true);
-      await inTurn(this.path, () => this.migrate());
+      await oneAtATime(this.path, () => this.migrate());
       db.pragma('busy_timeout = 0');
     } catch (error) {
       db.close();
@@ -122,7 +122,6 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     }
   }
 
-  /** Closed last, after the HTTP server and every feature have stopped using it. */
   onApplicationShutdown(): void {
     this.relaxed?.close();
     this.relaxed = undefined;
@@ -271,7 +270,6 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     else this.taken = true;
   }
 
-  /** Hands the turn to the next in line, or frees it. */
   private give(): void {
     const next = this.turns.shift();
     if (next === undefined) this.taken = false;
@@ -334,7 +332,7 @@ const sqliteMigrations = (connection: BetterSqlite3.Database): MigrationStore =>
  * would block the event loop the start holding the lock needs (tests open several databases on one file).
  */
 const migrationsInFlight = new Map<string, Promise<void>>();
-async function inTurn(path: string, work: () => Promise<void>): Promise<void> {
+async function oneAtATime(path: string, work: () => Promise<void>): Promise<void> {
   const mine = (migrationsInFlight.get(path) ?? Promise.resolve()).catch(() => undefined).then(work);
   migrationsInFlight.set(path, mine);
   try {
