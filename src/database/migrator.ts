@@ -19,7 +19,7 @@ export interface MigrationStore {
   readonly name: string;
   /** Runs one step's DDL inside the migrator's transaction. */
   apply(transaction: SchemaBuilder, migration: Migration): Promise<void>;
-  /** Taken first when legacy versions are carried over, against other instances (old builds too). */
+  /** Taken first, before the tables and the carry-over, against other instances (old builds too); none on SQLite. */
   readonly legacyLock?: RawBuilder<unknown>;
   /** Returns a row when the legacy `schema_migrations` table exists. */
   readonly findLegacyTable: RawBuilder<unknown>;
