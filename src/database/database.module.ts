@@ -5,12 +5,10 @@ import { Database } from './database';
 import { Migration } from './migration';
 
 /**
- * The one home of the database: the connection, every feature's migrations, readiness and shutdown.
- * It chooses the store once, from the validated `DATABASE_URL`, and provides `Database`, the typed
- * query builder (`Kysely<Tables>`, each feature adding its tables by declaration merging). Global,
- * so its distance from the root is the largest: it is initialised before every feature (migrations
- * done before any repository prepares a statement), and closed last, in `onApplicationShutdown`,
- * after the HTTP server and the features have stopped.
+ * The one home of the database: it chooses the store once, from the validated `DATABASE_URL`, and
+ * provides `Database` and its typed query builder (`Kysely<Tables>`). Global, so it is the farthest
+ * from the root: initialised before every feature (migrated before any repository prepares a
+ * statement), and closed last, in `onApplicationShutdown`, after the HTTP server and the features.
  */
 @Global()
 @Module({})
@@ -22,8 +20,7 @@ export class DatabaseModule {
         {
           provide: Database,
           inject: [AppConfig],
-          // The store is chosen here, once; features never ask which one it is. (Both drivers are
-          // loaded either way: the repositories' named dialect paths import their store's module.)
+          // Each store's module is imported only here, once chosen: features never ask which it is.
           useFactory: async (config: AppConfig): Promise<Database> => {
             switch (config.database.kind) {
               case 'sqlite': {

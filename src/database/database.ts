@@ -4,16 +4,11 @@ import { Tables } from './tables';
 import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
- * The one connection of the service to its store (an SQLite file or a PostgreSQL pool), and the DI
- * token of it. `DatabaseModule` opens it and applies every feature's migrations at start-up, and
- * closes it last at shutdown; features use it and never open their own.
+ * The service's one connection to its store (an SQLite file or a PostgreSQL pool), and its DI token,
+ * opened, migrated and closed by `DatabaseModule`: features use it and never open their own.
  */
 export abstract class Database {
-  /**
-   * Which store this is, for the few queries that must differ (PostgreSQL's `unnest` batch insert,
-   * SQLite's one transaction per batch: `InsertOnce`): each difference is one method named for its
-   * store, picked on `kind`; everything else is written once with the query builder.
-   */
+  /** Which store, for the few queries that must differ (`InsertOnce`): one method per store, picked on `kind`. */
   abstract readonly kind: 'sqlite' | 'postgres';
 
   /** Where the data lives, for the start-up log, never with a credential: a file, or host:port/database. */
@@ -36,17 +31,15 @@ export abstract class Database {
   abstract execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>>;
 
   /**
-   * Runs `work` in one transaction and resolves with what it returns. On SQLite: BEGIN IMMEDIATE …
-   * COMMIT on the store's own connection (the relaxed one for `durability: 'relaxed'`); `tx.execute`
-   * runs each statement at once, and while the transaction is open no other `execute` or
-   * `transaction` of this process runs (they wait their turn); a file busy with another process is
-   * tried again off the event loop for `BUSY_WAIT_MS`, then a 503. On PostgreSQL: one pooled
-   * connection, `options` sent with the BEGIN. Inside `work`, use `tx` only: a `Database.execute` or
-   * another transaction there would wait for this one to end (SQLite) or run outside it.
+   * Runs `work` in one transaction and resolves with what it returns. SQLite: BEGIN IMMEDIATE … COMMIT,
+   * each `tx.execute` at once, and no other `execute` or `transaction` of this process runs meanwhile
+   * (they wait their turn); a file busy with another process is tried again off the event loop for
+   * `BUSY_WAIT_MS`, then a 503. PostgreSQL: one pooled connection, `options` sent with the BEGIN.
+   * Inside `work`, use `tx` only: `Database.execute` or another transaction there would wait for this
+   * one to end (SQLite) or run outside it.
    *
-   * Driver errors (of a statement, BEGIN or COMMIT) are translated to the port's errors
-   * (`StorageUnavailableError`, `StorageTimeoutError`, or `StorageError` "<store> failed to <action>");
-   * errors `work` throws itself pass as they are. `work` may catch a statement's error and decide.
+   * Driver errors (a statement's, BEGIN's, COMMIT's) become the port's, as for `execute`; what `work`
+   * throws itself passes as it is (it may catch a statement's error and decide).
    */
   abstract transaction<T>(
     action: string,

@@ -12,13 +12,10 @@ export function isDriverError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && thrown.has(error);
 }
 
-/** SQLite's and PostgreSQL's codes for a UNIQUE constraint's violation (PostgreSQL's also covers a primary key). */
+// SQLite's and PostgreSQL's codes for a UNIQUE violation (PostgreSQL's covers a primary key's too).
 const UNIQUE_VIOLATION = new Set(['SQLITE_CONSTRAINT_UNIQUE', '23505']);
 
-/**
- * Whether a statement's error (as `tx.execute` threw it) is a unique constraint's violation, on
- * either store: for work that turns it into its own conflict error.
- */
+/** Whether a statement's error (as `tx.execute` threw it) is a unique violation: for work's own conflict error. */
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && UNIQUE_VIOLATION.has(code);

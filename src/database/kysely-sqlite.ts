@@ -49,7 +49,6 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
-/** Kysely's SQLite dialect over one better-sqlite3 connection, with our transactions. */
 class StoreSqliteDialect extends SqliteDialect {
   constructor(
     private readonly settings: SqliteDialectConfig,

@@ -1,25 +1,21 @@
 /**
- * One step of the schema, owned by a feature, in each dialect (DDL as SQL text: it is where the
- * dialects differ most). `DatabaseModule` hands every feature's steps to Kysely's `Migrator`, which
- * records each applied name in `kysely_migration` and applies the missing ones at start-up, in name
- * order. A released step is never edited, only followed.
+ * One step of the schema, owned by a feature, as DDL text in each dialect (where they differ most).
+ * Kysely's `Migrator` records each applied name in `kysely_migration` and applies the missing ones at
+ * start-up, in name order. A released step is never edited, only followed.
  *
- * Names, not one global number, so two features (or two branches of one) never pick the same one:
- * `<feature>/<YYYY-MM-DD>-<NN>-<what>`, e.g. `plants/2026-11-20-01-create-plants`. The feature prefix
- * keeps features apart; the date and the day's number keep one feature's steps in the order they
- * were written. Across features, names do not sort in the order steps were merged (a webhooks step
- * of Monday sorts before a plants step of Sunday), so the migrator runs with
- * `allowUnorderedMigrations`: whatever is missing runs, in name order. A step that needs another
- * feature's table must therefore be named after that table's step, or live in that feature.
+ * Names, not one global number, so two features (or branches) never pick the same one:
+ * `<feature>/<YYYY-MM-DD>-<NN>-<what>`, e.g. `plants/2026-11-20-01-create-plants`. Across features,
+ * names do not sort in merge order (a webhooks step of Monday sorts before a plants step of Sunday),
+ * so the migrator allows unordered migrations: whatever is missing runs, in name order. A step that
+ * needs another feature's table must be named after that table's step, or live in that feature.
  */
 export interface Migration {
   readonly name: string;
   readonly sqlite: string;
   readonly postgres: string;
   /**
-   * Only for steps released before named migrations: the version the step had in the integer
-   * `schema_migrations` of those builds, so a database they made is carried over without running
-   * the step again. New steps have none.
+   * Only for steps released before named migrations: their version in those builds' integer
+   * `schema_migrations`, so a database they made is carried over without running the step again.
    */
   readonly legacyVersion?: number;
 }
@@ -35,26 +31,16 @@ export const MIGRATION_NAME = /^([a-z][a-z0-9-]*)\/\d{4}-\d{2}-\d{2}-\d{2}-[a-z0
 export function inNameOrder(migrations: readonly Migration[]): Migration[] {
   const names = new Set<string>();
   const legacy = new Map<number, string>();
-  for (const migration of migrations) {
-    if (!MIGRATION_NAME.test(migration.name)) {
-      throw new Error(`Migration "${migration.name}" is not named <feature>/<YYYY-MM-DD>-<NN>-<what>`);
-    }
-    if (names.has(migration.name)) throw new Error(`Two migrations share the name "${migration.name}"`);
-    names.add(migration.name);
-    if (migration.legacyVersion !== undefined) {
-      const other = legacy.get(migration.legacyVersion);
-      if (other !== undefined) {
-        throw new Error(
-          `Two migrations claim legacy version ${migration.legacyVersion}: "${other}" and "${migration.name}"`,
-        );
-      }
-      legacy.set(migration.legacyVersion, migration.name);
-    }
+  for (const { name, legacyVersion: version } of migrations) {
+    if (!MIGRATION_NAME.test(name))
+      throw new Error(`Migration "${name}" is not named <feature>/<YYYY-MM-DD>-<NN>-<what>`);
+    if (names.has(name)) throw new Error(`Two migrations share the name "${name}"`);
+    names.add(name);
+    if (version === undefined) continue;
+    const other = legacy.get(version);
+    if (other !== undefined)
+      throw new Error(`Two migrations claim legacy version ${version}: "${other}" and "${name}"`);
+    legacy.set(version, name);
   }
   return [...migrations].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/** The error for a database migrated by a newer build than this one. */
-export function newerSchemaError(store: string, detail: string): Error {
-  return new Error(`The ${store} database has ${detail}`);
 }

@@ -1,4 +1,4 @@
-import { CompiledQuery, Kysely, sql, Transaction } from 'kysely';
+import { CompiledQuery, Kysely, RawBuilder, Transaction } from 'kysely';
 import {
   DEFAULT_MIGRATION_LOCK_TABLE,
   DEFAULT_MIGRATION_TABLE,
@@ -6,33 +6,27 @@ import {
   MIGRATION_LOCK_ID,
   Migrator,
 } from 'kysely/migration';
-import { Migration, newerSchemaError } from './migration';
+import { Migration } from './migration';
 import { StorageError } from './storage.error';
-
-/** Kysely's table of applied migration names, and its lock table (its default names). */
-export const MIGRATION_TABLE = DEFAULT_MIGRATION_TABLE;
-const MIGRATION_LOCK_TABLE = DEFAULT_MIGRATION_LOCK_TABLE;
-
-/** The integer-versioned table of the builds before named migrations; read, never written or dropped. */
-const LEGACY_TABLE = 'schema_migrations';
 
 /** Migrations see the schema as it is, not the typed `Tables` (Kysely's `Migration.up` takes the same). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type SchemaBuilder = Kysely<any>;
 
-/** How a store runs its part of the migration (the SQL of its dialect, its lock, its catalogue). */
+/** What differs between the stores in a migration: each step's DDL, the legacy lock, the catalogue. */
 export interface MigrationStore {
   /** "SQLite" or "PostgreSQL", for errors. */
   readonly name: string;
   /** Runs one step's DDL inside the migrator's transaction. */
   apply(transaction: SchemaBuilder, migration: Migration): Promise<void>;
-  /** Serialises the carry-over of legacy versions with other instances (old builds included); first in its transaction. */
-  lockLegacy(transaction: SchemaBuilder): Promise<void>;
-  /** Whether the schema has the legacy `schema_migrations` table. */
-  hasLegacyTable(transaction: SchemaBuilder): Promise<boolean>;
+  /** Taken first, before the tables and the carry-over, against other instances (old builds too); none on SQLite. */
+  readonly legacyLock?: RawBuilder<unknown>;
+  /** Returns a row when the legacy `schema_migrations` table exists. */
+  readonly findLegacyTable: RawBuilder<unknown>;
 }
 
-// The migration tables are outside the typed `Tables` on purpose: only this file reads them.
+// Kysely's tables (under its default names) and the integer-versioned table of the builds before named
+// migrations (read, never written or dropped); outside `Tables` on purpose: only this file reads them.
 interface MigrationTables {
   kysely_migration: { name: string; timestamp: string };
   kysely_migration_lock: { id: string; is_locked: number };
@@ -54,29 +48,19 @@ export async function migrate(
   migrations: readonly Migration[],
 ): Promise<void> {
   await (db as Kysely<MigrationTables>).transaction().execute(async (transaction) => {
-    await store.lockLegacy(transaction);
+    if (store.legacyLock) await store.legacyLock.execute(transaction);
     await createMigrationTables(transaction);
     await carryOverLegacyVersions(transaction, store, migrations);
     const known = new Set(migrations.map((migration) => migration.name));
-    const applied = await transaction.selectFrom(MIGRATION_TABLE).select('name').execute();
+    const applied = await transaction.selectFrom(DEFAULT_MIGRATION_TABLE).select('name').execute();
     const unknown = applied.map((row) => row.name).filter((name) => !known.has(name));
     if (unknown.length > 0) {
-      throw newerSchemaError(store.name, `migrations this build does not know (${unknown.join(', ')})`);
+      throw new Error(`The ${store.name} database has migrations this build does not know (${unknown.join(', ')})`);
     }
   });
-  const migrator = new Migrator({
-    db,
-    allowUnorderedMigrations: true,
-    provider: {
-      getMigrations: async () =>
-        Object.fromEntries(
-          migrations.map((migration): [string, KyselyMigration] => [
-            migration.name,
-            { up: (transaction) => store.apply(transaction, migration) },
-          ]),
-        ),
-    },
-  });
+  const steps: Record<string, KyselyMigration> = {};
+  for (const migration of migrations) steps[migration.name] = { up: (tx) => store.apply(tx, migration) };
+  const migrator = new Migrator({ db, allowUnorderedMigrations: true, provider: { getMigrations: async () => steps } });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? '(before any step)';
@@ -91,19 +75,19 @@ export async function migrate(
  */
 async function createMigrationTables(transaction: Transaction<MigrationTables>): Promise<void> {
   await transaction.schema
-    .createTable(MIGRATION_TABLE)
+    .createTable(DEFAULT_MIGRATION_TABLE)
     .ifNotExists()
     .addColumn('name', 'varchar(255)', (column) => column.notNull().primaryKey())
     .addColumn('timestamp', 'varchar(255)', (column) => column.notNull())
     .execute();
   await transaction.schema
-    .createTable(MIGRATION_LOCK_TABLE)
+    .createTable(DEFAULT_MIGRATION_LOCK_TABLE)
     .ifNotExists()
     .addColumn('id', 'varchar(255)', (column) => column.notNull().primaryKey())
     .addColumn('is_locked', 'integer', (column) => column.notNull().defaultTo(0))
     .execute();
   await transaction
-    .insertInto(MIGRATION_LOCK_TABLE)
+    .insertInto(DEFAULT_MIGRATION_LOCK_TABLE)
     .values({ id: MIGRATION_LOCK_ID, is_locked: 0 })
     .onConflict((conflict) => conflict.column('id').doNothing())
     .execute();
@@ -114,23 +98,22 @@ async function carryOverLegacyVersions(
   store: MigrationStore,
   migrations: readonly Migration[],
 ): Promise<void> {
-  if (!(await store.hasLegacyTable(transaction))) return;
-  const rows = await transaction.selectFrom(LEGACY_TABLE).select(['version', 'applied_at']).execute();
+  if ((await store.findLegacyTable.execute(transaction)).rows.length === 0) return;
+  const rows = await transaction.selectFrom('schema_migrations').select(['version', 'applied_at']).execute();
   if (rows.length === 0) return;
   const byVersion = new Map(migrations.map((migration) => [migration.legacyVersion, migration.name]));
-  const known = migrations.flatMap((migration) => migration.legacyVersion ?? []);
+  const newest = Math.max(0, ...migrations.flatMap((migration) => migration.legacyVersion ?? []));
   const carried = rows.map((row) => {
     const name = byVersion.get(Number(row.version));
     if (name === undefined) {
-      throw newerSchemaError(
-        store.name,
-        `schema version ${row.version}, newer than this build knows (${Math.max(0, ...known)})`,
+      throw new Error(
+        `The ${store.name} database has schema version ${row.version}, newer than this build knows (${newest})`,
       );
     }
     return { name, timestamp: new Date(row.applied_at).toISOString() };
   });
   await transaction
-    .insertInto(MIGRATION_TABLE)
+    .insertInto(DEFAULT_MIGRATION_TABLE)
     .values(carried)
     .onConflict((conflict) => conflict.column('name').doNothing())
     .execute();
@@ -138,7 +121,7 @@ async function carryOverLegacyVersions(
 
 /** The query of the applied migrations' names, for readiness. */
 export function appliedMigrationsQuery(db: SchemaBuilder): CompiledQuery<{ name: string }> {
-  return (db as Kysely<MigrationTables>).selectFrom(MIGRATION_TABLE).select('name').compile();
+  return (db as Kysely<MigrationTables>).selectFrom(DEFAULT_MIGRATION_TABLE).select('name').compile();
 }
 
 /** Throws unless every one of `migrations` is among the `applied` rows. */
@@ -152,6 +135,3 @@ export function checkMigrated(
   if (missing.length > 0)
     throw new StorageError(`${store} is not migrated`, { cause: missing.map(({ name }) => name) });
 }
-
-/** PostgreSQL's statement for `lockLegacy`: the advisory lock the builds before named migrations took too. */
-export const POSTGRES_LEGACY_LOCK = sql`SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))`;

@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import { Database } from './database';
+import { driverError, isDriverError } from './driver-errors';
 import { inNameOrder, Migration } from './migration';
-import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore, POSTGRES_LEGACY_LOCK } from './migrator';
+import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { NamedQuery, STATEMENT_NAME } from './prepared-query';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 import { Tables } from './tables';
-import { driverError, isDriverError } from './driver-errors';
 import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 export interface PostgresOptions {
@@ -20,64 +20,37 @@ export interface PostgresOptions {
   connectAttempts: number;
   /** How long a statement waits for the server's answer before it fails with StorageTimeoutError. */
   queryTimeoutMs: number;
-  /**
-   * Whether the statements marked fixed-text (`prepareQuery`, `fixedText`) run as named, server-side
-   * prepared statements (DATABASE_PREPARED_STATEMENTS; default true). Off behind a pooler that
-   * cannot keep them (PgBouncer in transaction mode before 1.24 without `max_prepared_statements`).
-   */
+  /** Whether fixed-text statements run as named prepared statements (DATABASE_PREPARED_STATEMENTS; default true). */
   preparedStatements?: boolean;
 }
 
 const MAX_BACKOFF_MS = 5000;
-
-/** A transaction open on one pooled PostgreSQL connection (`run` executes on it). */
-class PostgresTransaction extends Transaction {
-  constructor(private readonly run: <Row>(query: CompiledQuery<Row>) => Promise<StatementResult<Row>>) {
-    super();
-  }
-
-  async execute<Row>(query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    try {
-      return await this.run(query);
-    } catch (error) {
-      throw driverError(error);
-    }
-  }
-}
-
 // pg's own wait for an answer runs this much longer than the server's statement_timeout, so the
 // server cancels a slow statement itself (and frees its locks) before the client gives up on it.
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
+const COMMIT = CompiledQuery.raw('COMMIT');
 
 /**
- * PostgreSQL through one pool per instance, shared by every feature. The statements whose text is
- * fixed by construction (compiled once by `prepareQuery`, or marked by `fixedText`: reads by id,
- * pages, deletes, the plants' batch insert, the webhook queue's) run as named prepared statements:
- * pg parses each once per connection, then sends only Bind/Execute, and the server skips the parse
- * and plan of a statement it already holds. Every other statement is unnamed, and so is everything
- * with `preparedStatements` off (DATABASE_PREPARED_STATEMENTS=false), for a pooler that cannot keep
- * them (PgBouncer in transaction mode before 1.24 without `max_prepared_statements`). A named
- * statement lists its columns (never `SELECT *`), so a migration that adds a column during a rolling
- * deploy leaves the plans cached on the old instances' connections valid.
+ * PostgreSQL through one pool per instance, shared by every feature. Statements whose text is fixed by
+ * construction (`prepareQuery`, `fixedText`) run as named prepared statements, parsed and planned once
+ * per connection; with `preparedStatements` off, for a pooler that cannot keep them (PgBouncer in
+ * transaction mode before 1.24 without `max_prepared_statements`), all are unnamed. A named statement
+ * lists its columns (never `SELECT *`), so a column added during a rolling deploy leaves the plans
+ * cached on the old instances' connections valid.
  *
  * Nothing waits past `queryTimeoutMs`: every connection carries it as `statement_timeout`,
- * `lock_timeout` and `idle_in_transaction_session_timeout`, so the server cancels a statement that
- * runs or waits on a lock too long (a migration's or an operator's `LOCK TABLE`, say); pg's
- * `query_timeout`, a little longer, covers a server that does not answer at all; and waiting for a
- * pool slot is bounded by the same time. A connection whose statement timed out is destroyed, never
- * rolled back in place (the ROLLBACK would queue behind what held it).
+ * `lock_timeout` and `idle_in_transaction_session_timeout`, so the server cancels a statement that runs
+ * or waits on a lock too long (a migration's or an operator's `LOCK TABLE`, say); pg's `query_timeout`,
+ * a little longer, covers a server that does not answer; a pool slot is awaited no longer either. A
+ * connection whose statement timed out is destroyed, never rolled back in place (the ROLLBACK would
+ * queue behind what held it).
  */
 export class PostgresDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'postgres';
-  get location(): string {
-    return locationOf(this.options.url);
-  }
   private readonly logger = new Logger(PostgresDatabase.name);
   readonly pool: Pool;
   readonly migrations: Migration[];
   readonly kysely: Kysely<Tables>;
-  /** Whether fixed-text statements run as named prepared statements (see the class). */
-  readonly prepared: boolean;
 
   constructor(
     readonly options: PostgresOptions,
@@ -85,7 +58,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
   ) {
     super();
     this.migrations = inNameOrder(migrations);
-    this.prepared = options.preparedStatements ?? true;
     this.pool = new Pool({
       // Settings in the URL (application_name, options, ssl…) win over these defaults.
       application_name: 'plant-store',
@@ -100,8 +72,18 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the pool;
     // without a listener its error event would end the process.
     this.pool.on('error', (error) => this.logger.warn(`Dropped a broken PostgreSQL connection: ${error.message}`));
-    // Features compile with it and run through `execute`/`transaction` (timed, errors translated).
     this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: this.pool }) });
+  }
+
+  /** host:port/database, without user, password or parameters. */
+  get location(): string {
+    try {
+      const { hostname, port, pathname } = new URL(this.options.url);
+      const database = decodeURIComponent(pathname.slice(1)) || '(default database)';
+      return `${hostname || 'localhost'}:${port || '5432'}/${database}`;
+    } catch {
+      return '(unparsable URL)';
+    }
   }
 
   /** Applies the migrations, retrying with backoff while the server is unreachable. */
@@ -129,7 +111,6 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     }
   }
 
-  /** Closed last, after the HTTP server and every feature have stopped using it. */
   async onApplicationShutdown(): Promise<void> {
     await this.pool.end();
   }
@@ -141,40 +122,18 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
 
   async execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
     try {
-      return await this.executeOn(this.pool, query);
+      return await this.run(this.pool, query);
     } catch (error) {
       throw this.translate(error, action);
     }
   }
 
-  /** A compiled statement on `on` (the pool, or a transaction's client), timed; errors as the driver threw them. */
-  private async executeOn<Row>(on: Pool | PoolClient, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    const name = this.prepared ? (query as NamedQuery<Row>)[STATEMENT_NAME] : undefined;
-    const { rows, rowCount } = await this.timedQuery<Row & QueryResultRow>(on, query.sql, [...query.parameters], name);
-    return { rows, affectedRows: rowCount ?? 0 };
-  }
-
   /**
-   * A statement that fails with pg's "Query read timeout" once the server has held it for
-   * `queryTimeoutMs`; on a pooled query the pool then closes that connection instead of lending it again.
+   * Sends the BEGIN with `options` in one round trip (constant statements, no parameters: the simple
+   * protocol), then `work`, then COMMIT, on one connection. On failure the connection is destroyed,
+   * not rolled back and lent out again: it may be mid-statement, broken, or queued behind a lock, and
+   * closing it ends the transaction on the server at once.
    */
-  private timedQuery<R extends QueryResultRow>(
-    on: Pool | PoolClient,
-    text: string,
-    values: unknown[],
-    /** A prepared statement's name (fixed-text statements only: see the class); unnamed without it. */
-    name?: string,
-  ): Promise<QueryResult<R>> {
-    // pg reads `query_timeout` per query; @types/pg's QueryConfig does not declare it.
-    const config: QueryConfig & { query_timeout: number } = {
-      text,
-      values,
-      query_timeout: this.options.queryTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
-    };
-    if (name !== undefined) config.name = name;
-    return on.query<R>(config);
-  }
-
   async transaction<T>(
     action: string,
     work: (tx: Transaction) => T | Promise<T>,
@@ -186,51 +145,45 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       ...locks.map((name) => `SELECT pg_advisory_xact_lock(hashtext(${literal(name)}))`),
       ...holdWritesTo.map((table) => `LOCK TABLE ${identifier(table)} IN SHARE MODE`),
     ];
-    try {
-      return await this.onClient(begin.join('; '), (client) =>
-        work(new PostgresTransaction((query) => this.executeOn(client, query))),
-      );
-    } catch (error) {
-      // A statement's error (or the connection's, BEGIN's, COMMIT's) is the driver's; the work's own passes.
-      throw isDriverError(error) ? this.translate(error, action) : error;
-    }
-  }
-
-  /**
-   * Runs `work` in one transaction on one connection: `begin` (BEGIN and the constant statements
-   * sent with it in one round trip: no parameters, the simple protocol), work, COMMIT. On failure the
-   * connection is destroyed, not rolled back and lent out again: it may be mid-statement, broken, or
-   * queued behind a lock, and closing it ends the transaction on the server at once. Errors of the
-   * connection, BEGIN and COMMIT are marked as the driver's.
-   */
-  private async onClient<T>(begin: string, work: (client: PoolClient) => T | Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw driverError(error);
-    }
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw this.translate(error, action);
+    });
     let failure: Error | undefined;
     // A connection that breaks while checked out emits 'error' (the pool listens only to idle ones);
     // unheard, that would end the process. The statement in flight fails with it anyway.
     const onError = (error: Error) => (failure ??= error);
     client.on('error', onError);
+    // What the driver threw (here or through `tx`) is translated; what `work` threw itself passes.
+    const execute = <Row>(query: CompiledQuery<Row>) =>
+      this.run(client, query).catch((error: unknown) => {
+        throw driverError(error);
+      });
     try {
-      await this.timedQuery(client, begin, []).catch((error) => {
-        throw driverError(error);
-      });
-      const result = await work(client);
-      await this.timedQuery(client, 'COMMIT', []).catch((error) => {
-        throw driverError(error);
-      });
+      await execute(CompiledQuery.raw(begin.join('; ')));
+      const result = await work({ execute });
+      await execute(COMMIT);
       return result;
     } catch (error) {
       failure = error as Error;
-      throw error;
+      throw isDriverError(error) ? this.translate(error, action) : error;
     } finally {
       client.off('error', onError);
       client.release(failure);
     }
+  }
+
+  /** A statement on the pool or a transaction's client; pg fails it with "Query read timeout" past `query_timeout`. */
+  private async run<Row>(on: Pool | PoolClient, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    // pg reads `query_timeout` per query; @types/pg's QueryConfig does not declare it.
+    const config: QueryConfig & { query_timeout: number } = {
+      text: query.sql,
+      values: [...query.parameters],
+      query_timeout: this.options.queryTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+    };
+    const name = this.options.preparedStatements === false ? undefined : (query as NamedQuery<Row>)[STATEMENT_NAME];
+    if (name !== undefined) config.name = name;
+    const { rows, rowCount } = await on.query<Row & QueryResultRow>(config);
+    return { rows, affectedRows: rowCount ?? 0 };
   }
 
   /** A driver error as the port's: timed out, unreachable, or a plain failure to `action`. */
@@ -245,11 +198,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     return new StorageError(`PostgreSQL failed to ${action}`, { cause: error });
   }
 
-  /**
-   * Applies the missing migrations (see `migrate`) on a connection of its own, without the
-   * statement and lock timeouts that bound every request: a step may take long, or wait for
-   * another instance's. Kysely's migrator serialises instances with an advisory lock.
-   */
+  // On a connection of its own, without the timeouts that bound every request (see `migrate`).
   private async migrate(): Promise<void> {
     const pool = new Pool({
       application_name: 'plant-store',
@@ -271,31 +220,11 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
 const POSTGRES_MIGRATIONS: MigrationStore = {
   name: 'PostgreSQL',
   apply: async (transaction, migration) => void (await sql.raw(migration.postgres).execute(transaction)),
-  lockLegacy: async (transaction) => void (await POSTGRES_LEGACY_LOCK.execute(transaction)),
-  hasLegacyTable: async (transaction) => {
-    const { rows } = await sql<{
-      found: boolean;
-    }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS found`.execute(transaction);
-    return rows[0].found;
-  },
+  // The advisory lock the builds before named migrations took too.
+  legacyLock: sql`SELECT pg_advisory_xact_lock(hashtext('plant-store:schema-migrations'))`,
+  findLegacyTable: sql`SELECT 1 WHERE to_regclass('schema_migrations') IS NOT NULL`,
 };
 
-/** A constant of our own code as an SQL string literal. */
-function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
-
-/** A table name of our own code as an SQL identifier. */
-function identifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** host:port/database of a connection URL, without user, password or parameters. */
-function locationOf(url: string): string {
-  try {
-    const { hostname, port, pathname } = new URL(url);
-    return `${hostname || 'localhost'}:${port || '5432'}/${decodeURIComponent(pathname.slice(1)) || '(default database)'}`;
-  } catch {
-    return '(unparsable URL)';
-  }
-}
+// Constants of our own code (lock and table names) as an SQL string literal and identifier.
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+const identifier = (name: string) => `"${name.replace(/"/g, '""')}"`;

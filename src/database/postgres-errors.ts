@@ -1,15 +1,7 @@
-// SQLSTATE classes and codes that mean "the server is not reachable right now", not "this query is wrong":
-// 08 connection exception, 57P01-57P03 shutdown or starting up, 53300 too many connections.
+// Codes that mean "the server is not reachable right now", not "this query is wrong": SQLSTATE class 08
+// (connection exception), 57P01-57P03 (shutting down or starting up), 53300 (too many connections).
 const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]$|53300$)/;
-const UNAVAILABLE_SOCKET_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-  'EAI_AGAIN',
-]);
+const UNAVAILABLE_SOCKET_ERROR = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|EAI_AGAIN)$/;
 // What pg itself throws when a connection ends or cannot be made in time.
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|connection error|not queryable/i;
@@ -33,7 +25,7 @@ export function isQueryTimeout(error: unknown): boolean {
 /** True when a pg error says the database is out of reach, so a retry later may succeed. */
 export function isUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SOCKET_ERRORS.has(code))) return true;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SOCKET_ERROR.test(code))) return true;
   if (error instanceof AggregateError) return error.errors.some(isUnavailable);
   return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }

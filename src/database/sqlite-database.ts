@@ -1,46 +1,29 @@
 import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import BetterSqlite3 from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError } from '../config/config.error';
+import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
+import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
+import { ConfigError } from '../config/config.error';
 import { inSpan, sampledSpanActive } from '../platform/trace-context';
 import { Database } from './database';
+import { driverError, isDriverError } from './driver-errors';
 import { migrationSqliteDialect, sharedSqliteDialect, SqliteRowLocksPlugin } from './kysely-sqlite';
 import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
 import { isBusy, sqliteFailure } from './sqlite-errors';
 import { Tables } from './tables';
-import { driverError, isDriverError } from './driver-errors';
 import { StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
- * A write that finds another connection's write lock (an overlapping deploy, an operator's `sqlite3`
- * shell) fails at once with SQLITE_BUSY (busy_timeout 0: SQLite's own wait would hold the event loop),
- * and `begin` tries it again off the loop, every BUSY_RETRY_MS, for up to BUSY_WAIT_MS; then it is a
- * 503. Connections of this process never wait on each other: a transaction that spans turns holds
- * back this process's other statements and transactions until it ends (`SqliteDatabase`).
+ * How long a transaction waits for another process's write lock (an overlapping deploy, an operator's
+ * `sqlite3` shell) before a 503, trying again off the event loop every BUSY_RETRY_MS. The connections
+ * keep busy_timeout 0: SQLite's own wait would block the event loop.
  */
 export const BUSY_WAIT_MS = 250;
 const BUSY_RETRY_MS = 25;
 const MIGRATION_BUSY_TIMEOUT_MS = 5000;
-
-/** A write transaction open on an SQLite connection: each statement runs at once. */
-class SqliteTransaction extends Transaction {
-  constructor(readonly connection: BetterSqlite3.Database) {
-    super();
-  }
-
-  execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> {
-    try {
-      return runCompiled(this.connection, query);
-    } catch (error) {
-      throw driverError(error);
-    }
-  }
-}
 
 const OPERATIONS: Record<string, string> = {
   SelectQueryNode: 'SELECT',
@@ -52,14 +35,12 @@ const OPERATIONS: Record<string, string> = {
 /** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'sqlite';
-  get location(): string {
-    return `file ${this.path}`;
-  }
-  private db?: BetterSqlite3.Database;
-  private relaxed?: BetterSqlite3.Database;
   readonly migrations: Migration[];
   readonly kysely: Kysely<Tables>;
-  /** Whether a `transaction` (or a statement waiting behind one) has the connections; the others wait in `turns`. */
+  private db?: BetterSqlite3.Database;
+  private relaxed?: BetterSqlite3.Database;
+  // The turn: this process's connections never wait on each other's locks. While a transaction (or a
+  // statement queued behind one) holds it, the other statements and transactions wait in `turns`.
   private taken = false;
   private readonly turns: (() => void)[] = [];
 
@@ -75,20 +56,19 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     });
   }
 
-  /** The open connection; features prepare their statements on it. Every commit is fsynced. */
+  get location(): string {
+    return `file ${this.path}`;
+  }
+
+  /** The durable connection: every commit is fsynced. */
   get connection(): BetterSqlite3.Database {
     if (!this.db) throw new Error('SQLite store is not open');
     return this.db;
   }
 
-  /**
-   * A second connection to the same file for bookkeeping whose loss on a power failure is harmless
-   * (the webhook outbox's claims and results: a lost one only means a delivery is sent again, which
-   * at-least-once allows). `synchronous = NORMAL`: its commits are not fsynced on their own, so they
-   * do not block the event loop for a disk flush each; the next FULL commit on `connection` flushes
-   * them too, as both write the same WAL. Opened on first use.
-   */
-  get relaxedConnection(): BetterSqlite3.Database {
+  // `durability: 'relaxed'`: synchronous=NORMAL, so its commits do not stall the event loop for an
+  // fsync each; the next FULL commit on `connection` flushes them too, as both write the same WAL.
+  private get relaxedConnection(): BetterSqlite3.Database {
     if (!this.db) throw new Error('SQLite store is not open');
     if (!this.relaxed) {
       this.relaxed = new BetterSqlite3(this.path);
@@ -99,21 +79,16 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     return this.relaxed;
   }
 
-  /**
-   * Opens the file (creating its folder) and brings the schema up to date, on a connection of the
-   * migrator's own that is closed before the store opens: Kysely's driver and the synchronous
-   * statements of the features never share a connection while a migration runs.
-   */
   async onModuleInit(): Promise<void> {
     try {
-      // Readable by the service's user only: the folder 0700 (when made here), the file 0600 (and so its
-      // -wal and -shm, which SQLite creates with the file's mode). Existing ones keep their modes.
+      // Private to the service's user: a folder made here 0700, the file 0600 (its -wal and -shm take
+      // the file's mode). Existing ones keep their modes.
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     } catch (error) {
-      // EEXIST (a part of the path is a file), EACCES…: say which setting leads there, and what is wrong.
+      const { code, message } = error as NodeJS.ErrnoException;
       throw new ConfigError(
         `Invalid configuration: DATABASE_URL points at ${this.path}, but its folder ${dirname(this.path)} ` +
-          `cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'}: ${describeMkdirFailure(error)})`,
+          `cannot be created (${code ?? 'error'}: ${MKDIR_FAILURES[code ?? ''] ?? message})`,
       );
     }
     createPrivately(this.path);
@@ -124,7 +99,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
       // FULL: a commit is on disk before the 200 leaves, so neither kill -9 nor power loss loses it.
       db.pragma('synchronous = FULL');
       db.defaultSafeIntegers(true);
-      await inTurn(this.path, () => this.migrate());
+      await oneAtATime(this.path, () => this.migrate());
       db.pragma('busy_timeout = 0');
     } catch (error) {
       db.close();
@@ -133,6 +108,8 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     this.db = db;
   }
 
+  // On a connection of the migrator's own, closed before the store opens: Kysely's driver and the
+  // features' synchronous statements never share a connection while a migration runs.
   private async migrate(): Promise<void> {
     const connection = new BetterSqlite3(this.path);
     connection.pragma(`busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
@@ -145,7 +122,6 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     }
   }
 
-  /** Closed last, after the HTTP server and every feature have stopped using it. */
   onApplicationShutdown(): void {
     this.relaxed?.close();
     this.relaxed = undefined;
@@ -153,19 +129,14 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     this.db = undefined;
   }
 
-  /**
-   * Migrated, and writable: the write lock can be taken (and is given back at once). Another
-   * process holding it, a read-only file or folder: not ready.
-   */
+  /** Migrated, and writable: the write lock can be taken (and is given back at once). */
   async ping(): Promise<void> {
     let applied: { name: string }[];
-    if (this.taken) await this.take();
-    else this.taken = true;
+    await this.take();
     try {
-      const db = this.connection;
-      applied = runCompiled(db, appliedMigrationsQuery(this.kysely)).rows;
-      db.exec('BEGIN IMMEDIATE');
-      db.exec('ROLLBACK');
+      applied = runCompiled(this.connection, appliedMigrationsQuery(this.kysely)).rows;
+      this.connection.exec('BEGIN IMMEDIATE');
+      this.connection.exec('ROLLBACK');
     } catch (error) {
       throw sqliteFailure('SQLite store is not usable', error);
     } finally {
@@ -174,62 +145,41 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     checkMigrated('SQLite store', applied, this.migrations);
   }
 
-  /**
-   * One statement on the durable connection, at once (synchronously, then resolved); with tracing on,
-   * in a span of its own (SQLite has no instrumentation of its own: the span says what the store did).
-   */
-  execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    if (this.taken) return this.executeInTurn(action, query);
-    if (sampledSpanActive()) return this.executeInSpan(action, query);
-    // Untraced (tracing off, or this request not sampled), a read builds no span name, options or
-    // closure: the statement runs now, and one settled promise is all it needs.
-    try {
-      return Promise.resolve(runCompiled(this.connection, query));
-    } catch (error) {
-      return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error));
-    }
-  }
-
-  /** A statement that came while a transaction was open: it runs once that one has ended. */
-  private async executeInTurn<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+  /** Runs the statement at once, unless a transaction has the turn; traced, in a span of its own. */
+  async execute<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+    if (!this.taken) return this.statement(action, query);
     await this.take();
     try {
-      return await (sampledSpanActive() ? this.executeInSpan(action, query) : this.executeNow(action, query));
+      return this.statement(action, query);
     } finally {
       this.give();
     }
   }
 
-  private async executeNow<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
+  // SQLite has no instrumentation of its own: the span says what the store did. Untraced (tracing off,
+  // or the request not sampled), a statement builds no span name, options or closure.
+  private statement<Row>(
+    action: string,
+    query: CompiledQuery<Row>,
+    traced = sampledSpanActive(),
+  ): StatementResult<Row> {
+    if (traced) {
+      const attributes = { 'db.system': 'sqlite', 'db.operation': OPERATIONS[query.query.kind] ?? 'statement' };
+      const options = { kind: SpanKind.CLIENT, attributes };
+      return inSpan(`sqlite ${action}`, options, undefined, () => this.statement(action, query, false));
+    }
     try {
       return runCompiled(this.connection, query);
     } catch (error) {
-      throw sqliteFailure(`SQLite failed to ${action}`, error);
+      throw failedTo(action, error);
     }
   }
 
-  private async executeInSpan<Row>(action: string, query: CompiledQuery<Row>): Promise<StatementResult<Row>> {
-    const operation = OPERATIONS[query.query.kind] ?? 'statement';
-    return inSpan(
-      `sqlite ${action}`,
-      { kind: SpanKind.CLIENT, attributes: { 'db.system': 'sqlite', 'db.operation': operation } },
-      undefined,
-      () => {
-        try {
-          return runCompiled(this.connection, query);
-        } catch (error) {
-          throw sqliteFailure(`SQLite failed to ${action}`, error);
-        }
-      },
-    );
-  }
-
   /**
-   * When no transaction of this process is open and the file is free, BEGIN, `work` and (if it
-   * returns a plain value) COMMIT run at once, in the caller's tick: a group commit that times how
-   * long its commit held the event loop (`TurnBatcher`'s `untilQuiet`) sees all of it, fsync included.
-   * Otherwise the transaction waits for its turn (and for a busy file, `begin`). Work that returns a
-   * promise keeps the turn until it settles.
+   * With the turn and the file free, BEGIN, `work` and (if it returns a plain value) COMMIT run at once,
+   * in the caller's tick: a group commit timing how long its commit held the event loop (`TurnBatcher`'s
+   * `untilQuiet`) sees all of it, fsync included. Otherwise it waits for the turn (and a busy file, in
+   * `begin`). Work that returns a promise keeps the turn until it settles.
    */
   transaction<T>(
     action: string,
@@ -240,7 +190,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     try {
       connection = options.durability === 'relaxed' ? this.relaxedConnection : this.connection;
     } catch (error) {
-      return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error)); // closed, or not opened
+      return Promise.reject(failedTo(action, error)); // closed, or not opened
     }
     if (!this.taken) {
       this.taken = true;
@@ -249,7 +199,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
         return this.inTransaction(connection, action, work);
       } catch (error) {
         this.give();
-        if (!isBusy(error)) return Promise.reject(sqliteFailure(`SQLite failed to ${action}`, error));
+        if (!isBusy(error)) return Promise.reject(failedTo(action, error));
       }
     }
     return this.begin(connection, action).then(() => this.inTransaction(connection, action, work));
@@ -274,10 +224,19 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     const failed = (error: unknown): Error => {
       rollBack(connection);
       this.give();
-      return isDriverError(error) ? sqliteFailure(`SQLite failed to ${action}`, error) : (error as Error);
+      return isDriverError(error) ? failedTo(action, error) : (error as Error);
+    };
+    const tx: Transaction = {
+      execute: (query) => {
+        try {
+          return runCompiled(connection, query);
+        } catch (error) {
+          throw driverError(error);
+        }
+      },
     };
     try {
-      const done = work(new SqliteTransaction(connection));
+      const done = work(tx);
       if (!isPromiseLike(done)) return Promise.resolve(commit(done));
       return done.then(commit).catch((error: unknown) => {
         throw failed(error);
@@ -288,37 +247,37 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   }
 
   /**
-   * Takes the turn, then BEGIN IMMEDIATE. While another process holds the file, the turn is given back
-   * between tries (this process's statements go on meanwhile), every BUSY_RETRY_MS for up to
-   * BUSY_WAIT_MS; then a 503. Resolves holding the turn, with the transaction open.
+   * Takes the turn, then BEGIN IMMEDIATE; while another process holds the file, gives the turn back
+   * between tries (this process's statements go on meanwhile). Resolves holding the turn, in the transaction.
    */
   private async begin(connection: BetterSqlite3.Database, action: string): Promise<void> {
     for (let waited = 0; ; waited += BUSY_RETRY_MS) {
-      if (this.taken) await this.take();
-      else this.taken = true;
+      await this.take();
       try {
         connection.exec('BEGIN IMMEDIATE');
         return;
       } catch (error) {
         this.give();
-        if (!isBusy(error) || waited >= BUSY_WAIT_MS) throw sqliteFailure(`SQLite failed to ${action}`, error);
+        if (!isBusy(error) || waited >= BUSY_WAIT_MS) throw failedTo(action, error);
       }
       await sleep(BUSY_RETRY_MS);
     }
   }
 
-  /** Waits until the statements and transactions before this one have ended; the turn is then this one's. */
-  private take(): Promise<void> {
-    return new Promise((resolve) => this.turns.push(resolve));
+  /** Resolves holding the turn: at once if it is free, else when those before this one have ended. */
+  private async take(): Promise<void> {
+    if (this.taken) await new Promise<void>((resolve) => this.turns.push(resolve));
+    else this.taken = true;
   }
 
-  /** Hands the turn to the next in line, or frees it. */
   private give(): void {
     const next = this.turns.shift();
     if (next === undefined) this.taken = false;
     else next();
   }
 }
+
+const failedTo = (action: string, error: unknown): Error => sqliteFailure(`SQLite failed to ${action}`, error);
 
 function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
@@ -333,10 +292,7 @@ function rollBack(connection: BetterSqlite3.Database): void {
   }
 }
 
-/**
- * Creates an empty file at `path` with mode 0600 (whatever the umask), unless one is there. When it
- * cannot (a read-only folder…), opening the file reports why, as it did before.
- */
+/** Creates the file with mode 0600 whatever the umask, unless it exists; if it cannot, opening it says why. */
 function createPrivately(path: string): void {
   let fd: number;
   try {
@@ -351,48 +307,33 @@ function createPrivately(path: string): void {
   }
 }
 
-function describeMkdirFailure(error: unknown): string {
-  switch ((error as NodeJS.ErrnoException).code) {
-    case 'EEXIST':
-    case 'ENOTDIR':
-      return 'a part of that path is a file, not a folder';
-    case 'EACCES':
-    case 'EPERM':
-      return 'no permission to create it';
-    case 'EROFS':
-      return 'the file system is read-only';
-    default:
-      return (error as Error).message;
-  }
-}
+const MKDIR_FAILURES: Partial<Record<string, string>> = {
+  EEXIST: 'a part of that path is a file, not a folder',
+  ENOTDIR: 'a part of that path is a file, not a folder',
+  EACCES: 'no permission to create it',
+  EPERM: 'no permission to create it',
+  EROFS: 'the file system is read-only',
+};
 
 /**
- * SQLite's part of the migration, on the migrator's `connection`: `BEGIN IMMEDIATE` is the lock,
- * and a step's statements run with better-sqlite3's `exec` (its `prepare`, which Kysely's driver
- * uses, takes one statement at a time), inside the transaction Kysely opened on that connection.
+ * SQLite's part of the migration, on the migrator's `connection`, inside the transaction Kysely opened
+ * there: its BEGIN IMMEDIATE is the lock. A step runs with `exec`, as better-sqlite3's `prepare` (which
+ * Kysely's driver uses) takes one statement at a time.
  */
 const sqliteMigrations = (connection: BetterSqlite3.Database): MigrationStore => ({
   name: 'SQLite',
   apply: async (_transaction, migration) => void connection.exec(migration.sqlite),
-  lockLegacy: async () => undefined, // the transaction's BEGIN IMMEDIATE is the lock
-  hasLegacyTable: async (transaction) => {
-    const { rows } = await sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`.execute(
-      transaction,
-    );
-    return rows.length > 0;
-  },
+  findLegacyTable: sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`,
 });
 
 /**
- * Runs the migrations of one file in this process one at a time. Across processes BEGIN IMMEDIATE
- * and busy_timeout make them take turns; within one, a start waiting synchronously on the busy
- * timeout would block the event loop that the start holding the lock needs to finish (tests open
- * several databases on one file at once).
+ * Runs one file's migrations in this process one at a time. Across processes BEGIN IMMEDIATE and
+ * busy_timeout make them take turns; within one, a start waiting synchronously on the busy timeout
+ * would block the event loop the start holding the lock needs (tests open several databases on one file).
  */
 const migrationsInFlight = new Map<string, Promise<void>>();
-async function inTurn(path: string, work: () => Promise<void>): Promise<void> {
-  const previous = migrationsInFlight.get(path) ?? Promise.resolve();
-  const mine = previous.catch(() => undefined).then(work);
+async function oneAtATime(path: string, work: () => Promise<void>): Promise<void> {
+  const mine = (migrationsInFlight.get(path) ?? Promise.resolve()).catch(() => undefined).then(work);
   migrationsInFlight.set(path, mine);
   try {
     await mine;
@@ -401,10 +342,9 @@ async function inTurn(path: string, work: () => Promise<void>): Promise<void> {
   }
 }
 
-// One statement per prepared statement, and one statement cache per connection (keyed by the SQL text).
+// One prepared statement per SQL text and connection.
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
-/** Runs a compiled query synchronously on `connection`, its statement prepared once per SQL text. */
 function runCompiled<Row>(connection: BetterSqlite3.Database, query: CompiledQuery<Row>): StatementResult<Row> {
   let cache = statements.get(connection);
   if (cache === undefined) statements.set(connection, (cache = new Map<string, BetterSqlite3.Statement>()));

@@ -19,7 +19,6 @@ export interface StatementAddition {
   committed(outcome: unknown): void;
 }
 
-/** An addition that adds nothing. */
 export const NOTHING_ADDED: StatementAddition = {
   ctes: sql``,
   outcome: sql`NULL`,

@@ -15,9 +15,8 @@ import { ColumnType } from 'kysely';
 export interface Tables {}
 
 /**
- * A 64-bit integer column, exact both ways. Written as a bigint. Read as a bigint from SQLite (the
- * connection reads integers as safe integers) and as its decimal text from PostgreSQL (pg never
- * turns an int8 into a double); `int64Of` makes either one the exact bigint.
+ * A 64-bit integer column, exact both ways: written as a bigint; read as a bigint from SQLite (safe
+ * integers) and as decimal text from PostgreSQL (pg never turns an int8 into a double).
  */
 export type Int64Column = ColumnType<bigint | string, bigint, bigint>;
 

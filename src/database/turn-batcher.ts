@@ -1,35 +1,26 @@
 import { Batcher, BatchingResult } from 'promise-batcher';
 
-/** How long a batch gathers before it is handed to `commit`. */
-export interface TurnBatcherOptions {
-  /**
-   * Keep gathering, one more turn of the event loop at a time, for as long as the last turn brought
-   * more items; commit after the first turn that brought none, at `maxBatchSize`, or once the batch
-   * has gathered for as long as the previous commit took (so waiting never costs an item more than
-   * one more commit would). For a commit that blocks the event loop (SQLite's fsync): the requests
-   * that arrived while the previous commit held the loop, and those its answers bring back at once,
-   * share one commit instead of alternating between two half-size ones. A lone item waits one turn
-   * more (no timer: the loop does not sleep). Off: the items of one turn are one batch.
-   */
-  untilQuiet?: boolean;
-}
-
 /**
  * Group commit for the adapters: the items submitted in one turn of the event loop are handed to
  * `commit` as one batch (at most `maxBatchSize`), and each submitter gets its own result or error.
  * No timer: a lone item waits for nothing; under load, what arrived together commits together.
+ *
+ * `untilQuiet` keeps gathering, a turn at a time, while the last turn brought more items; it commits
+ * after the first turn that brought none, at `maxBatchSize`, or once the batch has gathered for as long
+ * as the previous commit took (so waiting never costs an item more than one more commit). For a commit
+ * that blocks the event loop (SQLite's fsync): the requests that arrived while the previous commit held
+ * it, and those its answers bring back at once, share one commit instead of alternating between two
+ * half-size ones; a lone item waits one turn more.
  */
 export class TurnBatcher<Item, Result> {
   private readonly batcher: Batcher<Item, Result>;
-  /** Items submitted and not yet handed to `commit`. */
-  private queued = 0;
-  /** How long the last commit held the event loop, in ms (`untilQuiet` gathers no longer than that). */
-  private lastCommitMs = 1;
+  private queued = 0; // submitted, not yet handed to `commit`
+  private lastCommitMs = 1; // how long the last commit held the event loop
 
   constructor(
     commit: (items: readonly Item[]) => readonly BatchingResult<Result>[] | Promise<readonly BatchingResult<Result>[]>,
     private readonly maxBatchSize: number,
-    { untilQuiet = false }: TurnBatcherOptions = {},
+    { untilQuiet = false }: { untilQuiet?: boolean } = {},
   ) {
     this.batcher = new Batcher({
       batchingFunction: (items: readonly Item[]) => {
@@ -58,7 +49,6 @@ export class TurnBatcher<Item, Result> {
     return this.batcher.idlePromise();
   }
 
-  /** Resolves after the first turn of the event loop that brought no new item, a full batch, or a commit's time. */
   private untilQuiet(): Promise<void> {
     const until = performance.now() + this.lastCommitMs;
     return new Promise<void>((resolve) => {
