@@ -25,12 +25,12 @@ interface Named {
 
 /** The create path under test, over plants' table (its tag left empty). */
 function namedPlants(database: Database, events?: CreatedEventsPort<Named>) {
-  return new InsertOnce<Named, { id: bigint | string; name: string; tag: string | null }>(database, {
+  return new InsertOnce<Named, { id: bigint; name: string; tag: string | null }>(database, {
     what: 'a plant',
     table: 'plants',
     columns: { id: 'bigint', name: 'text', tag: 'text' },
     toRow: ({ id, name }) => ({ id, name, tag: null }),
-    fromRow: ({ id, name }) => ({ id: BigInt(id), name }),
+    fromRow: ({ id, name }) => ({ id, name }),
     same: (stored, value) => stored.name === value.name,
     conflict: ({ id }) =>
       new ResourceConflictError(`A plant with id ${id} already exists with a different name or tag`),

@@ -8,24 +8,25 @@ import { NOTHING_ADDED, StatementAddition } from './statement-addition';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
+import { ColumnsOf, StoredColumns } from './stored-columns';
 import { StatementResult, Transaction } from './transaction';
 import { TurnBatcher } from './turn-batcher';
 
-/** A column's PostgreSQL type, for the arrays of a batch's `unnest`. */
-export type ColumnType = 'bigint' | 'integer' | 'text' | 'boolean' | 'double precision' | 'timestamptz';
-
-/** A row as the store returns it: its int64 key `id` as a bigint (SQLite) or its decimal text (PostgreSQL). */
-export interface KeyedRow {
-  id: bigint | string;
-}
-
-/** A resource's table, as `InsertOnce` stores it. */
-export interface InsertOnceTable<Value extends { readonly id: bigint }, Row extends KeyedRow> {
+/**
+ * A resource's table, as `InsertOnce` stores it. `Row` is typed plainly, the same on both stores
+ * (`id: bigint; count: number; done: boolean; note: string | null`): `columns` says how each column
+ * is stored, and what a store reads back differently (SQLite's integers as bigints and flags as 0/1,
+ * PostgreSQL's int8 as text) is made the row's type before `fromRow` sees it.
+ */
+export interface InsertOnceTable<Value extends { readonly id: bigint }, Row extends { readonly id: bigint }> {
   /** The value as a failure names it: "SQLite failed to store <what>" (`a plant`). */
   readonly what: string;
   readonly table: string;
-  /** Every column with its PostgreSQL type, `id` (the int64 primary key) among them. */
-  readonly columns: { readonly [Column in keyof Row & string]: ColumnType };
+  /**
+   * Every column with its PostgreSQL type (`ColumnType`), `id` (the int64 primary key) among them;
+   * each must hold its field's type: `bigint`, `integer` or `double precision`, `text`, `boolean`, `timestamptz`.
+   */
+  readonly columns: ColumnsOf<Row>;
   readonly toRow: (value: Value) => Row;
   readonly fromRow: (row: Row) => Value;
   /** Whether a create of `value` finding `stored` under its id is a replay (otherwise a conflict). */
@@ -58,6 +59,8 @@ export interface CreatedEventsPort<Created> {
 
 /** Any table of any resource, for queries built from its description. */
 type AnyTables = Record<string, Record<string, unknown>>;
+/** A row as a driver returns it, before `StoredColumns.read`. */
+type StoredRow = Record<string, unknown>;
 
 /** A write of a batch: a create, or (SQLite's group commit) a delete. */
 type Write<Value> = { readonly create: Value } | { readonly remove: bigint };
@@ -82,9 +85,9 @@ const MAX_VANISHED_ROUNDS = 10;
  * One code path, a create being a batch of one; the stores differ in one method each:
  * `storeBatchSqlite` (one transaction) and `storeBatchPostgres` (one autocommitted statement).
  */
-export class InsertOnce<Value extends { readonly id: bigint }, Row extends KeyedRow> {
-  private readonly queries: ReturnType<typeof tableQueries<Row>>;
-  private readonly columns: string[];
+export class InsertOnce<Value extends { readonly id: bigint }, Row extends { readonly id: bigint }> {
+  private readonly queries: ReturnType<typeof tableQueries>;
+  private readonly columns: StoredColumns<Row>;
   private readonly batcher?: TurnBatcher<Write<Value>, Inserted<Value> | boolean>;
   private readonly sqlite: boolean;
 
@@ -92,8 +95,8 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
     private readonly database: Database,
     private readonly table: InsertOnceTable<Value, Row>,
   ) {
-    this.columns = Object.keys(table.columns);
-    this.queries = tableQueries<Row>(database.kysely as unknown as Kysely<AnyTables>, table.table, this.columns);
+    this.columns = new StoredColumns(database.kind, table.columns);
+    this.queries = tableQueries(database.kysely.$extendTables<AnyTables>(), table.table, this.columns.names);
     this.sqlite = database.kind === 'sqlite';
     if (table.groupCommit) {
       // SQLite gathers until a turn brings nothing new: each commit blocks the loop for an fsync, so the
@@ -110,7 +113,15 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
 
   async get(id: bigint): Promise<Value | undefined> {
     const { rows } = await this.database.execute(`read ${this.table.what}`, this.queries.byId({ id }));
-    return rows.length === 0 ? undefined : this.table.fromRow(rows[0]);
+    return rows.length === 0 ? undefined : this.valueOf(rows[0]);
+  }
+
+  /**
+   * The value of a row of this table as the store returned it, from a query of the feature's own
+   * (a page, say): its columns made the row's types (`columns`), then `fromRow`.
+   */
+  valueOf(stored: StoredRow): Value {
+    return this.table.fromRow(this.columns.read(stored));
   }
 
   /**
@@ -197,16 +208,16 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
     writes: readonly Write<Value>[],
   ): { outcomes: Outcome<Value>[]; committed?: Transaction } {
     const run = <R>(query: Parameters<Transaction['execute']>[0]) => tx.execute(query) as StatementResult<R>;
-    const { toRow, fromRow, same, conflict, events } = this.table;
+    const { toRow, same, conflict, events } = this.table;
     const inserted: Value[] = [];
     const outcomes = writes.map((write): Outcome<Value> => {
       if ('remove' in write) return run(this.queries.remove({ id: write.remove })).affectedRows === 1;
       const value = write.create;
-      if (run(this.queries.insert(toRow(value) as unknown as Record<string, unknown>)).affectedRows === 1) {
+      if (run(this.queries.insert(this.columns.stored(toRow(value)))).affectedRows === 1) {
         inserted.push(value);
         return { value, created: true };
       }
-      const stored = fromRow(run<Row>(this.queries.byId({ id: value.id })).rows[0]);
+      const stored = this.valueOf(run<StoredRow>(this.queries.byId({ id: value.id })).rows[0]);
       return same(stored, value) ? { value: stored, created: false } : conflict(value);
     });
     if (inserted.length === 0 || events === undefined) return { outcomes };
@@ -252,17 +263,21 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
    * simply tried again, and becomes a new create or meets whatever was stored since.
    */
   private async insertOrComparePostgres(values: readonly Value[], round = 1): Promise<Outcome<Value>[]> {
-    const { what, fromRow, same, conflict } = this.table;
+    const { what, same, conflict } = this.table;
     const stored = new Map<bigint, Value>();
-    for (const row of await this.insertBatchPostgres(values)) stored.set(BigInt(row.id), fromRow(row));
+    const keep = (row: StoredRow) => {
+      const value = this.valueOf(row);
+      stored.set(value.id, value);
+    };
+    for (const row of await this.insertBatchPostgres(values)) keep(row);
     const created = new Set(stored.keys());
     const missing = values.filter((value) => !stored.has(value.id)).map((value) => value.id.toString());
     if (missing.length > 0) {
       // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
       // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
-      const read = sql<Row>`SELECT ${this.list()} FROM ${sql.table(this.table.table)} WHERE id = ANY(${missing}::bigint[])`;
+      const read = sql<StoredRow>`SELECT ${this.list()} FROM ${sql.table(this.table.table)} WHERE id = ANY(${missing}::bigint[])`;
       const { rows } = await this.database.execute(`store ${what}`, read.compile(this.database.kysely));
-      for (const row of rows) stored.set(BigInt(row.id), fromRow(row));
+      for (const row of rows) keep(row);
     }
     const results: (Outcome<Value> | undefined)[] = values.map((value) => {
       const existing = stored.get(value.id);
@@ -292,18 +307,18 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
    * Its text is fixed for the process's wiring (the values are the arrays), so it is marked
    * `fixedText` and runs as a named prepared statement: parsed and planned once per connection.
    */
-  private async insertBatchPostgres(values: readonly Value[]): Promise<Row[]> {
-    const { table, columns, toRow, events, what } = this.table;
+  private async insertBatchPostgres(values: readonly Value[]): Promise<StoredRow[]> {
+    const { table, toRow, events, what } = this.table;
     // The values as they came (not rebuilt from the rows): each carries its request's trace context.
     const firsts = new Map<bigint, Value>();
     for (const value of values) if (!firsts.has(value.id)) firsts.set(value.id, value);
     const addition = events?.createdInStatement(sql.table('inserted'), [...firsts.values()]) ?? NOTHING_ADDED;
-    const rows = values.map((value) => toRow(value) as unknown as Record<string, unknown>);
-    const arrays = this.columns.map((column) => {
-      const array = rows.map((row) => (typeof row[column] === 'bigint' ? String(row[column]) : row[column]));
-      return sql`${array}::${sql.raw(columns[column as keyof Row & string])}[]`;
+    const rows = values.map(toRow);
+    const arrays = this.columns.names.map((column) => {
+      const array = rows.map((row) => this.columns.write(row, column));
+      return sql`${array}::${sql.raw(this.columns.types[column])}[]`;
     });
-    const statement = sql<Row & { events: unknown }>`
+    const statement = sql<StoredRow & { events: unknown }>`
       WITH inserted AS (
         INSERT INTO ${sql.table(table)} (${this.list()})
         SELECT ${this.list()}
@@ -319,7 +334,7 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
   }
 
   private list(): RawBuilder<unknown> {
-    return sql.join(this.columns.map((column) => sql.ref(column)));
+    return sql.join(this.columns.names.map((column) => sql.ref(column)));
   }
 }
 
@@ -327,7 +342,7 @@ export class InsertOnce<Value extends { readonly id: bigint }, Row extends Keyed
  * The per-row statements, built once with the query builder and compiled once each
  * (`prepareQuery`): SQLite's insert of one row, the read by id, the delete.
  */
-function tableQueries<Row>(db: Kysely<AnyTables>, table: string, columns: readonly string[]) {
+function tableQueries(db: Kysely<AnyTables>, table: string, columns: readonly string[]) {
   return {
     insert: prepareQuery<Record<string, unknown>, never>((row) =>
       db
@@ -336,7 +351,7 @@ function tableQueries<Row>(db: Kysely<AnyTables>, table: string, columns: readon
         .onConflict((conflict) => conflict.column('id').doNothing())
         .compile(),
     ),
-    byId: prepareQuery<{ id: bigint }, Row>(({ id }) =>
+    byId: prepareQuery<{ id: bigint }, StoredRow>(({ id }) =>
       db.selectFrom(table).select(columns).where('id', '=', id).compile(),
     ),
     remove: prepareQuery<{ id: bigint }, never>(({ id }) => db.deleteFrom(table).where('id', '=', id).compile()),

@@ -16,11 +16,13 @@ export interface Tables {}
 
 /**
  * A 64-bit integer column, exact both ways: written as a bigint; read as a bigint from SQLite (safe
- * integers) and as decimal text from PostgreSQL (pg never turns an int8 into a double).
+ * integers) and as decimal text from PostgreSQL (pg never turns an int8 into a double); `InsertOnce`
+ * makes either one the exact bigint.
  */
 export type Int64Column = ColumnType<bigint | string, bigint, bigint>;
 
-/** The exact bigint of an `Int64Column` as read from either store. */
-export function int64Of(value: bigint | string): bigint {
-  return typeof value === 'bigint' ? value : BigInt(value);
-}
+/**
+ * A 32-bit integer column (`INTEGER` on both stores): written as a number, read as a bigint from
+ * SQLite and a number from PostgreSQL; `InsertOnce` (its `integer` columns) makes either one a number.
+ */
+export type IntegerColumn = ColumnType<number | bigint, number, number>;

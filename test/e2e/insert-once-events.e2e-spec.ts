@@ -8,7 +8,6 @@ import { conflictMessage } from '../../src/common/resources/resource-name';
 import { TextProperty } from '../../src/common/text/text-property.decorator';
 import { Database } from '../../src/database/database';
 import { InsertOnce } from '../../src/database/insert-once';
-import { int64Of } from '../../src/database/tables';
 import { ResourceConflictError } from '../../src/common/errors/resource-conflict.error';
 import { request } from '../support/http';
 import { describeOnEachStore } from '../support/postgres';
@@ -41,7 +40,7 @@ const SEEDLING_CREATED: EventType<Seedling> = {
 };
 
 interface SeedlingRow {
-  id: bigint | string;
+  id: bigint;
   name: string;
   tag: string | null;
 }
@@ -56,7 +55,7 @@ class SeedlingsRepository {
       table: 'plants',
       columns: { id: 'bigint', name: 'text', tag: 'text' },
       toRow: ({ id, name }) => ({ id, name, tag: null }),
-      fromRow: (row) => ({ id: int64Of(row.id), name: row.name }),
+      fromRow: ({ id, name }) => ({ id, name }),
       same: (stored, seedling) => stored.name === seedling.name,
       conflict: ({ id }) => new ResourceConflictError(conflictMessage('seedling', id)),
       events,

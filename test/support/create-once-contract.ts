@@ -1,4 +1,6 @@
-import { request } from './http';
+import { isDeepStrictEqual } from 'node:util';
+import { parse, parseNumberAndBigInt } from 'lossless-json';
+import { HttpResult, request } from './http';
 import { createTestSchema, describeOnEachStore, TestSchema } from './postgres';
 import { createTestApp, TestApp } from './test-app';
 
@@ -18,9 +20,12 @@ export interface CreateOnceResource {
   readonly valid: Fields;
   /** Other valid fields: the same id with these is a 409. */
   readonly differing: Fields;
-  /** The exact JSON a create answers; by default the body itself, `{"id":<id>,…fields}`. */
+  /**
+   * The JSON a create answers; by default the body itself, `{"id":<id>,…fields}`. Compared as values
+   * (`exactJson`): the answer's fields come in the response DTO's order, whatever order this has.
+   */
   readonly created?: (id: string, fields: Fields) => string;
-  /** The exact JSON `GET ${path}/{id}` answers; by default the body itself. */
+  /** The JSON `GET ${path}/{id}` answers, compared the same way; by default the body itself. */
   readonly read?: (id: string, fields: Fields) => string;
   /** The resource's own field cases: the fields beside a valid id (an `id` among them replaces it), and the 400 message. */
   readonly invalid: readonly (readonly [label: string, fields: Fields, message: string])[];
@@ -36,6 +41,15 @@ export function bodyOf(id: string, fields: Fields): string {
   if (Object.hasOwn(fields, 'id')) return JSON.stringify(fields);
   const rest = JSON.stringify(fields).slice(1);
   return rest === '}' ? `{"id":${id}}` : `{"id":${id},${rest}`;
+}
+
+/**
+ * A JSON text as a value, every integer read exactly (a bigint) and every other number as a double:
+ * two texts are equal values whatever their fields' order, while an int64 rounded, written as a
+ * string or in a double's form (`9.2e18`) differs from its exact digits.
+ */
+export function exactJson(text: string): unknown {
+  return parse(text, null, parseNumberAndBigInt);
 }
 
 /** The 400s every int64-keyed body answers for its id, whatever its other fields (`valid`). */
@@ -62,8 +76,9 @@ export function idCases(valid: Fields): [label: string, body: string, message: s
  * resource's field cases, and a restart that keeps the data. A resource adds only its own cases.
  */
 export function describeCreateOnceContract(resource: CreateOnceResource): void {
-  const created = resource.created ?? bodyOf;
-  const read = resource.read ?? bodyOf;
+  const created = (id: string, fields: Fields) => exactJson((resource.created ?? bodyOf)(id, fields));
+  const read = (id: string, fields: Fields) => exactJson((resource.read ?? bodyOf)(id, fields));
+  const answer = (res: HttpResult) => exactJson(res.text);
   const differs = resource.differs ?? 'different content';
   const article = resource.article ?? (/^[aeiou]/i.test(resource.name) ? 'an' : 'a');
   const conflict = (id: string) =>
@@ -95,11 +110,11 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
         const first = await create(id, resource.valid);
         expect(first.status).toBe(200);
         expect(first.headers.get('content-type')).toMatch(/^application\/json/);
-        expect(first.text).toBe(created(id, resource.valid));
+        expect(answer(first)).toEqual(created(id, resource.valid));
         const replay = await create(id, resource.valid);
         expect([replay.status, replay.text]).toEqual([200, first.text]);
         const stored = await get(id);
-        expect([stored.status, stored.text]).toEqual([200, read(id, resource.valid)]);
+        expect([stored.status, answer(stored)]).toEqual([200, read(id, resource.valid)]);
       });
 
       it.each<readonly [string, Fields, Fields]>([
@@ -111,8 +126,8 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
         const res = await create(id, other);
         expect(res.status).toBe(409);
         expect(res.body).toEqual({ error: 409, message: conflict(id) });
-        expect((await get(id)).text).toBe(read(id, stored));
-        expect((await create(id, stored)).text).toBe(created(id, stored));
+        expect(answer(await get(id))).toEqual(read(id, stored));
+        expect(answer(await create(id, stored))).toEqual(created(id, stored));
       });
     });
 
@@ -124,11 +139,11 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
         ['the int64 minimum', MIN],
       ])('should store %s exactly, distinct from its neighbour', async (_label, id) => {
         const neighbour = String(id === MAX ? BigInt(id) - 1n : BigInt(id) + 1n);
-        expect((await create(id, resource.valid)).text).toBe(created(id, resource.valid));
-        expect((await create(neighbour, resource.differing)).text).toBe(created(neighbour, resource.differing));
+        expect(answer(await create(id, resource.valid))).toEqual(created(id, resource.valid));
+        expect(answer(await create(neighbour, resource.differing))).toEqual(created(neighbour, resource.differing));
         // Rounding would have made these one row: each reads back as stored, and conflicts on its own.
-        expect((await get(id)).text).toBe(read(id, resource.valid));
-        expect((await get(neighbour)).text).toBe(read(neighbour, resource.differing));
+        expect(answer(await get(id))).toEqual(read(id, resource.valid));
+        expect(answer(await get(neighbour))).toEqual(read(neighbour, resource.differing));
         expect((await create(id, resource.differing)).body).toEqual({ error: 409, message: conflict(id) });
       });
     });
@@ -153,7 +168,7 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
       it('should answer every identical create 200 with the same body', async () => {
         const id = freshId();
         const answers = await Promise.all(Array.from({ length: 16 }, () => create(id, resource.valid)));
-        expect(answers.map((res) => [res.status, res.text])).toEqual(
+        expect(answers.map((res) => [res.status, answer(res)])).toEqual(
           answers.map(() => [200, created(id, resource.valid)]),
         );
       });
@@ -162,10 +177,10 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
         const id = freshId();
         const bodies = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? resource.valid : resource.differing));
         const answers = await Promise.all(bodies.map((fields) => create(id, fields)));
-        const stored = (await get(id)).text;
-        const winner = stored === read(id, resource.valid) ? resource.valid : resource.differing;
-        expect(stored).toBe(read(id, winner));
-        expect(answers.map((res) => [res.status, res.status === 200 ? res.text : res.body])).toEqual(
+        const stored = answer(await get(id));
+        const winner = isDeepStrictEqual(stored, read(id, resource.valid)) ? resource.valid : resource.differing;
+        expect(stored).toEqual(read(id, winner));
+        expect(answers.map((res) => [res.status, res.status === 200 ? answer(res) : res.body])).toEqual(
           bodies.map((fields) =>
             fields === winner ? [200, created(id, winner)] : [409, { error: 409, message: conflict(id) }],
           ),
@@ -228,8 +243,8 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
         expect((await create(id, resource.valid)).status).toBe(200);
         await server.close();
         server = await createTestApp(env(), server.dataDir);
-        expect((await get(id)).text).toBe(read(id, resource.valid));
-        expect((await create(id, resource.valid)).text).toBe(created(id, resource.valid));
+        expect(answer(await get(id))).toEqual(read(id, resource.valid));
+        expect(answer(await create(id, resource.valid))).toEqual(created(id, resource.valid));
         expect((await create(id, resource.differing)).body).toEqual({ error: 409, message: conflict(id) });
       });
     });

@@ -9,7 +9,11 @@ import { StorageUnavailableMessages, WhenStorageUnavailable } from '../errors/st
 import { conflictMessage, pascalName, ResourceNameOptions, withArticle } from './resource-name';
 
 export interface CreateOnceOperationOptions extends ResourceNameOptions {
-  /** The example message of the 400: what a body missing your fields answers. By default the id's. */
+  /**
+   * The example message of the 400. By default the id's ("id must be an integer in the int64 range"),
+   * which every create-once body answers for a bad id whatever its other fields, so it never goes
+   * stale; one naming your fields must be kept in step with them by hand.
+   */
   readonly invalidExample?: string;
   /** The operation's description, in place of the one built from the name. */
   readonly description?: string;

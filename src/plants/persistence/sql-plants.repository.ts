@@ -3,7 +3,7 @@ import { Kysely } from 'kysely';
 import { Database } from '../../database/database';
 import { InsertOnce } from '../../database/insert-once';
 import { prepareQuery } from '../../database/prepared-query';
-import { int64Of, Tables } from '../../database/tables';
+import { Tables } from '../../database/tables';
 import { Plant, samePlant } from '../plant';
 import { PlantEvents } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
@@ -11,10 +11,13 @@ import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 import './plants.tables';
 
 interface PlantRow {
-  id: bigint | string;
+  id: bigint;
   name: string;
   tag: string | null;
 }
+
+/** A row of the plants table as the store returns it (`InsertOnce.valueOf` reads it). */
+type StoredPlantRow = Record<string, unknown>;
 
 /**
  * The page queries of the plants table, written once. Keyset pages on the primary key: a range search
@@ -23,10 +26,10 @@ interface PlantRow {
  */
 export function plantQueries(db: Kysely<Tables>) {
   return {
-    firstPage: prepareQuery<{ limit: number }, PlantRow>(({ limit }) =>
+    firstPage: prepareQuery<{ limit: number }, StoredPlantRow>(({ limit }) =>
       db.selectFrom('plants').select(['id', 'name', 'tag']).orderBy('id').limit(limit).compile(),
     ),
-    pageAfter: prepareQuery<{ after: bigint; limit: number }, PlantRow>(({ after, limit }) =>
+    pageAfter: prepareQuery<{ after: bigint; limit: number }, StoredPlantRow>(({ after, limit }) =>
       db
         .selectFrom('plants')
         .select(['id', 'name', 'tag'])
@@ -85,7 +88,7 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
     const query = after === undefined ? this.queries.firstPage({ limit }) : this.queries.pageAfter({ after, limit });
     const { rows } = await this.database.execute('read plants', query);
-    return rows.map(toPlant);
+    return rows.map((row) => this.plants.valueOf(row));
   }
 
   get(id: bigint): Promise<Plant | undefined> {
@@ -93,7 +96,6 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   }
 }
 
-function toPlant(row: PlantRow): Plant {
-  const id = int64Of(row.id);
-  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
+function toPlant({ id, name, tag }: PlantRow): Plant {
+  return tag === null ? { id, name } : { id, name, tag };
 }

@@ -1,0 +1,64 @@
+import { ArgumentMetadata, BadRequestException, INestApplication } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Test } from '@nestjs/testing';
+import { RequestValidationPipe } from '../../validation/request-validation.pipe';
+import { BooleanProperty } from './boolean-property.decorator';
+
+class NewTask {
+  @BooleanProperty()
+  done!: boolean;
+
+  @BooleanProperty({ optional: true })
+  urgent?: boolean;
+}
+
+const BODY: ArgumentMetadata = { type: 'body', metatype: NewTask, data: '' };
+
+describe.each(['compiled', 'stock'] as const)('BooleanProperty with the %s pipe', (mode) => {
+  const pipe = new RequestValidationPipe(mode);
+  const validate = async (body: unknown) => pipe.transform(body, BODY);
+  const messageFor = async (body: unknown): Promise<string> => {
+    try {
+      await validate(body);
+    } catch (error) {
+      expect(error).toBeInstanceOf(BadRequestException);
+      return (error as Error).message;
+    }
+    throw new Error('the body was accepted');
+  };
+
+  it('should hand on a valid body, an absent optional flag absent', async () => {
+    await expect(validate({ done: false })).resolves.toEqual({ done: false });
+    await expect(validate({ done: true, urgent: false })).resolves.toEqual({ done: true, urgent: false });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['no flag', {}, 'done is required'],
+    ['a null flag', { done: null }, 'done is required'],
+    ['a flag as a string', { done: 'true' }, 'done must be true or false'],
+    ['a flag as a number', { done: 1 }, 'done must be true or false'],
+    ['a null optional flag', { done: true, urgent: null }, 'urgent must be true or false'],
+  ])('should answer 400 for %s, naming the field', async (_label, body, message) => {
+    expect(await messageFor(body)).toBe(message);
+  });
+});
+
+describe('BooleanProperty in the document', () => {
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    app = (await Test.createTestingModule({}).compile()).createNestApplication(new FastifyAdapter());
+    await app.init();
+  });
+  afterAll(() => app.close());
+
+  it('should declare a boolean, and which fields are required', () => {
+    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: [NewTask] });
+    expect(document.components?.schemas?.NewTask).toEqual({
+      type: 'object',
+      properties: { done: { type: 'boolean' }, urgent: { type: 'boolean' } },
+      required: ['done'],
+    });
+  });
+});

@@ -1,0 +1,27 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsBoolean, IsDefined, ValidateIf } from 'class-validator';
+
+export interface BooleanPropertyOptions {
+  /** May be absent (never null: `"done": null` is "done must be true or false"). Required by default. */
+  readonly optional?: boolean;
+}
+
+/**
+ * A true/false property of a request body (a `boolean` column on both stores), documented as a
+ * boolean: "done is required" when absent (or null, if required), "done must be true or false" for
+ * anything else ("true", 1), the webhooks' wording. Describe it with a JSDoc comment (and `@example`).
+ */
+export function BooleanProperty({ optional = false }: BooleanPropertyOptions = {}): PropertyDecorator {
+  const rules = [
+    IsBoolean({ message: '$property must be true or false' }),
+    ApiProperty({ type: 'boolean', required: !optional }),
+  ];
+  return (target, property) =>
+    applyDecorators(
+      ...rules,
+      optional
+        ? ValidateIf((body: Record<string | symbol, unknown>) => body[property] !== undefined)
+        : IsDefined({ message: '$property is required' }),
+    )(target, property);
+}
