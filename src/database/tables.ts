@@ -26,3 +26,9 @@ export type Int64Column = ColumnType<bigint | string, bigint, bigint>;
  * SQLite and a number from PostgreSQL; `InsertOnce` (its `integer` columns) makes either one a number.
  */
 export type IntegerColumn = ColumnType<number | bigint, number, number>;
+
+/**
+ * A flag column (`BOOLEAN` on PostgreSQL, `INTEGER` 0/1 on SQLite, which has no boolean): read as a
+ * boolean from PostgreSQL and 0n/1n from SQLite; `InsertOnce` (its `boolean` columns) makes either a boolean.
+ */
+export type BooleanColumn = ColumnType<boolean | bigint, boolean | number, boolean | number>;
