@@ -436,14 +436,13 @@ export class SqlDispatchQueue implements DispatchQueue {
       const before = { signals: Number(row.signals), throttled: flagOf(row.throttled), backoffs: Number(row.backoffs) };
       const change = endpointChange(before, results, retryScheduleMs);
       if (change === undefined) continue;
-      const why = flagOf(row.disabled)
+      const disable = flagOf(row.disabled)
         ? undefined
         : change.disable !== undefined
-          ? 'gone'
+          ? { why: 'gone' as const, reason: change.disable }
           : change.failing && flagOf(row.overdue)
-            ? 'failing'
+            ? { why: 'failing' as const, reason: disabledReason(disableAfterMs) }
             : undefined;
-      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : undefined;
       const unchanged =
         flagOf(row.at_rest) &&
         !change.failing &&
@@ -452,9 +451,9 @@ export class SqlDispatchQueue implements DispatchQueue {
         change.signals === before.signals &&
         change.throttled === before.throttled &&
         change.backoffs === before.backoffs;
-      if (!unchanged) writes.push(...this.healthWrites(row.id, change, disable));
+      if (!unchanged) writes.push(...this.healthWrites(row.id, change, disable?.reason));
       const ref = { id: row.id, url: row.url };
-      if (why !== undefined) outcome.disabled.push({ ...ref, why });
+      if (disable !== undefined) outcome.disabled.push({ ...ref, why: disable.why });
       else if (change.throttled && !before.throttled) outcome.throttled.push(ref);
       else if (!change.throttled && before.throttled) outcome.recovered.push(ref);
     }

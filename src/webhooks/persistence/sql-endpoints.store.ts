@@ -17,12 +17,7 @@ import { flagOf } from './webhooks.tables';
  * (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises them).
  */
 const LOCKED: TransactionOptions = { locks: ['plant-store:webhook-endpoints'] };
-/**
- * A change to which endpoints get events waits for the outbox writes in flight and holds back new
- * ones: no create misses an endpoint enabled before it, none leaves a delivery for a deleted one.
- */
-const DRAINED = OUTBOX_WRITES_DRAINED;
-const LOCKED_AND_DRAINED: TransactionOptions = { ...LOCKED, ...DRAINED };
+const LOCKED_AND_DRAINED: TransactionOptions = { ...LOCKED, ...OUTBOX_WRITES_DRAINED };
 
 /**
  * The webhook endpoints, written once for both stores. Row locks (`forUpdate`) are PostgreSQL's;
@@ -108,10 +103,11 @@ export class SqlEndpointsStore extends EndpointsStore {
     const query = this.db
       .updateTable('webhook_endpoints')
       .set({
-        ...(url === undefined ? {} : { url }),
-        ...(description === undefined ? {} : { description }),
-        ...(disabled === undefined ? {} : { disabled: sql.lit(disabled) }),
-        ...(eventTypes === undefined ? {} : { event_types: JSON.stringify(eventTypes) }),
+        // The builder leaves out a column set to undefined: what is not given stays.
+        url,
+        description,
+        disabled: disabled === undefined ? undefined : sql.lit(disabled),
+        event_types: eventTypes && JSON.stringify(eventTypes),
         updated_at: this.clock.now(),
         // A re-enabled endpoint starts afresh: no reason, no backoff, no failures or signals counted.
         ...(disabled === false
@@ -142,13 +138,12 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
       },
       // Enabling it, or subscribing it to more: the creates that commit after this owe it their events.
-      disabled === false || eventTypes !== undefined ? DRAINED : {},
+      disabled === false || eventTypes !== undefined ? OUTBOX_WRITES_DRAINED : {},
     );
   }
 
   delete(id: string): Promise<boolean> {
-    // Drained first, so no create in flight adds a delivery for it after its deliveries are deleted.
-    return this.database.transaction('delete an endpoint', (tx) => this.remove(tx, id), DRAINED);
+    return this.database.transaction('delete an endpoint', (tx) => this.remove(tx, id), OUTBOX_WRITES_DRAINED);
   }
 
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
