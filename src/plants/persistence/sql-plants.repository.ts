@@ -1,5 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { Kysely } from 'kysely';
+import { Kysely, Selectable } from 'kysely';
 import { Database } from '../../database/database';
 import { InsertOnce } from '../../database/insert-once';
 import { prepareQuery } from '../../database/prepared-query';
@@ -8,13 +8,9 @@ import { Plant, samePlant } from '../plant';
 import { PlantEvents } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
-import './plants.tables';
+import { PlantsTable } from './plants.tables';
 
-interface PlantRow {
-  id: bigint | string;
-  name: string;
-  tag: string | null;
-}
+type PlantRow = Selectable<PlantsTable>;
 
 /**
  * The page queries of the plants table, written once. Keyset pages on the primary key: a range search

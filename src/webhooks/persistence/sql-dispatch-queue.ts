@@ -14,14 +14,6 @@ import { msOf, StoreClock, storeClock } from './store-clock';
 import { flagOf } from './webhooks.tables';
 
 /**
- * SQLite's lease clock: the wall clock at start-up, then the monotonic clock. A wall clock set forward
- * would expire every lease at once, and the dispatcher would claim again what it is sending.
- */
-function leaseClock(): number {
-  return Math.floor(performance.timeOrigin + performance.now());
-}
-
-/**
  * Claims and results commit without waiting for the disk: a crash loses at most their last moments,
  * which sends those deliveries again with the same webhook-id (at least once, as always). The events
  * themselves commit durably, with the plants.
@@ -222,7 +214,9 @@ export class SqlDispatchQueue implements DispatchQueue {
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
     const now = Date.now();
-    const leaseNow = leaseClock();
+    // The lease clock: the wall clock at start-up, then the monotonic clock. A wall clock set forward
+    // would expire every lease at once, and the dispatcher would claim again what it is sending.
+    const leaseNow = Math.floor(performance.timeOrigin + performance.now());
     const unreadable = this.secretsColumn.heldBack();
     const { rows: endpoints } = await tx.execute(
       this.db
