@@ -159,30 +159,27 @@ export class SqlDeliveryLog implements DeliveryLog {
 
 /** Deliveries with their message and last attempt, as the log shows them. */
 function view(db: Kysely<Tables>, clock: StoreClock) {
-  return (
-    db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-      // Its last attempt: the newest of its rows.
-      .leftJoin('webhook_attempts as a', (join) =>
-        join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
-      )
-      .select([
-        'd.id as seq',
-        'd.message_id',
-        'd.endpoint_id',
-        'm.event_type',
-        'm.payload',
-        'd.status',
-        'd.attempts',
-        clock.ms('d.created_at').as('created_at_ms'),
-        clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
-        sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
-        'a.response_status',
-        'a.error',
-        'a.duration_ms',
-      ])
-  );
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .leftJoin('webhook_attempts as a', (join) =>
+      join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
+    )
+    .select([
+      'd.id as seq',
+      'd.message_id',
+      'd.endpoint_id',
+      'm.event_type',
+      'm.payload',
+      'd.status',
+      'd.attempts',
+      clock.ms('d.created_at').as('created_at_ms'),
+      clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
+      sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
+      'a.response_status',
+      'a.error',
+      'a.duration_ms',
+    ]);
 }
 
 type ViewRow = InferResult<ReturnType<typeof view>>[number];

@@ -196,7 +196,6 @@ export class SqlDispatchQueue implements DispatchQueue {
     };
   }
 
-  /** One statement in a relaxed transaction of its own. */
   private write<Row>(action: string, query: CompiledQuery<Row>) {
     return this.database.transaction(action, (tx) => tx.execute(query), RELAXED);
   }

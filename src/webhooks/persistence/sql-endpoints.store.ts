@@ -288,7 +288,7 @@ export class SqlEndpointsStore extends EndpointsStore {
     return changed;
   }
 
-  /** Deletes an endpoint with its deliveries and attempts, its row locked first (the lock order); whether there was one. */
+  /** Deletes an endpoint, its deliveries and attempts, its row locked first (the lock order); whether it was there. */
   private async remove(tx: Transaction, id: string): Promise<boolean> {
     const { db } = this;
     await tx.execute(db.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().compile());

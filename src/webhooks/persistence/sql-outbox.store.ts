@@ -39,7 +39,6 @@ export class SqlOutboxStore implements OutboxStore {
     const now = Date.now();
     let written = 0;
     for (const { id, eventType, payload, traceContext } of messages()) {
-      // Each endpoint gets the messages of the event types it subscribes to, and no other.
       const subscribed = endpoints.filter((endpoint) => endpoint.eventTypes.includes(eventType));
       if (subscribed.length === 0) continue;
       run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));
