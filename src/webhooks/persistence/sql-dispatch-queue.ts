@@ -131,16 +131,7 @@ export class SqlDispatchQueue implements DispatchQueue {
             .selectFrom('webhook_messages as m')
             .select('m.id')
             .where('m.created_at', '<', cutoff)
-            .where((inner) =>
-              inner.not(
-                inner.exists(
-                  inner
-                    .selectFrom('webhook_deliveries as d')
-                    .select(sql.lit(1).as('one'))
-                    .whereRef('d.message_id', '=', 'm.id'),
-                ),
-              ),
-            )
+            .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.id)`)
             .limit(limit),
         )
         .compile(),
@@ -220,18 +211,8 @@ export class SqlDispatchQueue implements DispatchQueue {
     const { rows: endpoints } = await tx.execute(
       this.db
         .selectFrom('webhook_endpoints as e')
-        .select((eb) => [
-          'e.id',
-          'e.url',
-          'e.secrets',
-          sql<bigint>`coalesce(e.in_flight_cap, ${endpointCap}) - ${eb
-            .selectFrom('webhook_deliveries as l')
-            .select((inner) => inner.fn.countAll().as('leased'))
-            .whereRef('l.endpoint_id', '=', 'e.id')
-            .where('l.locked_until', '>', leaseNow)}`.as('room'),
-        ])
-        .where('e.disabled', '=', sql.lit(false))
-        .where((eb) => eb.or([eb('e.paused_until', 'is', null), eb('e.paused_until', '<=', now)]))
+        .select(['e.id', 'e.url', 'e.secrets', room(endpointCap, leaseNow).as('room')])
+        .where(sendable(now))
         .compile(),
     );
     const picked: ClaimedDelivery[] = [];
@@ -253,9 +234,7 @@ export class SqlDispatchQueue implements DispatchQueue {
             sql<bigint>`d.next_attempt_at`.as('due_at'),
           ])
           .where('d.endpoint_id', '=', endpoint.id)
-          .where('d.status', '=', sql.lit('pending'))
-          .where('d.next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', leaseNow)]))
+          .where(dueAndFree(now, leaseNow))
           .orderBy('d.next_attempt_at')
           .limit(Number(endpoint.room))
           .compile(),
@@ -324,15 +303,11 @@ export class SqlDispatchQueue implements DispatchQueue {
           SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
           CROSS JOIN LATERAL (
             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-            WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
-              AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
+            WHERE d.endpoint_id = e.id AND ${dueAndFree(PG_NOW, PG_NOW)}
             ORDER BY d.next_attempt_at
-            LIMIT greatest(0, coalesce(e.in_flight_cap, ${endpointCap}::int)
-                              - (SELECT count(*) FROM webhook_deliveries l
-                                 WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))
+            LIMIT greatest(0, ${room(sql`${endpointCap}::int`, PG_NOW)})
             FOR UPDATE OF d SKIP LOCKED) c
-          WHERE NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= clock_timestamp())
-            AND NOT (e.id = ANY(${unreadable}::text[]))
+          WHERE ${sendable(PG_NOW)} AND NOT (e.id = ANY(${unreadable}::text[]))
           ORDER BY c.next_attempt_at
           LIMIT ${limit}::int)
         UPDATE webhook_deliveries AS d
@@ -513,6 +488,23 @@ function healthQuery(db: Kysely<Tables>, clock: StoreClock, ids: readonly string
 }
 
 type HealthRow = InferResult<ReturnType<typeof healthQuery>>[number];
+
+/*
+ * The claim's rules, for both stores' claims: `now` on the store's clock, `leaseNow` on the lease clock
+ * (SQLite's own; the server's on PostgreSQL).
+ */
+const PG_NOW = sql.raw('clock_timestamp()');
+/** The endpoint `e` gets sends: enabled, not paused. */
+const sendable = (now: unknown) =>
+  sql<boolean>`NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= ${now})`;
+/** The room of `e`: its cap (the policy's, or the configured `cap`) less what every instance has leased of it. */
+const room = (cap: unknown, leaseNow: unknown) =>
+  sql<bigint>`coalesce(e.in_flight_cap, ${cap}) - (SELECT count(*) FROM webhook_deliveries l
+                                                  WHERE l.endpoint_id = e.id AND l.locked_until > ${leaseNow})`;
+/** The delivery `d` is due and nobody holds it. */
+const dueAndFree = (now: unknown, leaseNow: unknown) =>
+  sql<boolean>`d.status = 'pending' AND d.next_attempt_at <= ${now}
+               AND (d.locked_until IS NULL OR d.locked_until <= ${leaseNow})`;
 
 /** A claimed delivery's row: ids, counts and times as each store reads them. */
 interface ClaimedRow {
