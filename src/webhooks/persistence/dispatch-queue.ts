@@ -1,10 +1,6 @@
 import { Backlog, ClaimedDelivery, Recorded, RecordedResult } from '../deliveries';
 
-/**
- * The outbox's queue, as the dispatcher works it: claim due deliveries under a lease, record what
- * became of them (with the endpoint's health, as the dispatch policy makes it), prune what is
- * finished. Every method is one short transaction: nothing here waits on the network.
- */
+/** The outbox's queue, as the dispatcher works it. Each method is one short transaction: none waits on the network. */
 export abstract class DispatchQueue {
   /**
    * Claims up to `limit` due deliveries that nobody holds, for `leaseMs`, oldest due first, of

@@ -15,8 +15,7 @@ import { msOf, StoreClock, storeClock } from './store-clock';
 import './webhooks.tables';
 
 /**
- * The delivery log, written once for both stores: the admin API's reads, resends and recoveries.
- * Times through the store's clock (`StoreClock`). Each write is a `Database.transaction`, so one that
+ * The delivery log, written once for both stores. Each write is a `Database.transaction`, so one that
  * finds the SQLite file locked by another process is tried again for a moment before it fails.
  */
 @Injectable()
@@ -86,10 +85,9 @@ export class SqlDeliveryLog implements DeliveryLog {
   }
 
   /**
-   * A batch of a recover: the next failed deliveries by (created_at, id) (the partial index
-   * `webhook_deliveries_failed`, so a batch reads only its own rows), then one short transaction that
-   * makes those still failed pending. Nothing is held between the two or between batches: the update
-   * checks again what the read found.
+   * The next failed deliveries by (created_at, id) (the partial index `webhook_deliveries_failed`: a
+   * batch reads only its own rows), then one short transaction that makes those still failed pending.
+   * Nothing is held between the two: the update checks again what the read found.
    */
   async recoverBatch(
     endpointId: string,
@@ -117,6 +115,7 @@ export class SqlDeliveryLog implements DeliveryLog {
     );
     if (rows.length === 0) return { queued: 0 };
     const startedAt = from?.startedAt ?? String(rows[0].started_key);
+    const ids = rows.map((row) => BigInt(row.id));
     const recover = this.db
       .updateTable('webhook_deliveries')
       .set({
@@ -126,9 +125,8 @@ export class SqlDeliveryLog implements DeliveryLog {
         // The whole schedule again; `attempts` stays the total, as the attempt log shows it.
         schedule_from: sql<number>`attempts`,
       })
-      // Its endpoint's row locked before any delivery (PostgreSQL; SQLite's writers take turns on
-      // the whole file), the order of every transaction that writes both (the dispatcher's record, a
-      // delete): none waits on another in a circle.
+      // Its endpoint's row locked before any delivery (PostgreSQL), the lock order of every
+      // transaction that writes both (the dispatcher's record, a delete): none waits in a circle.
       .where('endpoint_id', '=', (eb) =>
         eb
           .selectFrom('webhook_endpoints')
@@ -136,13 +134,8 @@ export class SqlDeliveryLog implements DeliveryLog {
           .where('webhook_endpoints.id', '=', endpointId)
           .forUpdate(),
       )
-      .where(
-        'id',
-        'in',
-        rows.map((row) => BigInt(row.id)),
-      )
-      // Checked again on the rows as they are now: brought back meanwhile (and failed again since
-      // this recover began) is left alone.
+      .where('id', 'in', ids)
+      // Checked again: one brought back meanwhile (and failed again since this recover began) is left alone.
       .where('status', '=', sql.lit('failed'))
       .where((eb) => eb.or([eb('finished_at', 'is', null), eb('finished_at', '<=', clock.fromKey(startedAt))]))
       .compile();
@@ -166,40 +159,34 @@ export class SqlDeliveryLog implements DeliveryLog {
 
 /** Deliveries with their message and last attempt, as the log shows them. */
 function view(db: Kysely<Tables>, clock: StoreClock) {
-  return (
-    db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-      // Its last attempt: the newest of its rows.
-      .leftJoin('webhook_attempts as a', (join) =>
-        join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
-      )
-      .select([
-        'd.id as seq',
-        'd.message_id',
-        'd.endpoint_id',
-        'm.event_type',
-        'm.payload',
-        'd.status',
-        'd.attempts',
-        clock.ms('d.created_at').as('created_at_ms'),
-        clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
-        sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
-        'a.response_status',
-        'a.error',
-        'a.duration_ms',
-      ])
-  );
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .leftJoin('webhook_attempts as a', (join) =>
+      join.on(sql<boolean>`a.id = (SELECT max(id) FROM webhook_attempts WHERE delivery_id = d.id)`),
+    )
+    .select([
+      'd.id as seq',
+      'd.message_id',
+      'd.endpoint_id',
+      'm.event_type',
+      'm.payload',
+      'd.status',
+      'd.attempts',
+      clock.ms('d.created_at').as('created_at_ms'),
+      clock.ms('d.next_attempt_at').as('next_attempt_at_ms'),
+      sql<number | bigint | null>`${clock.ms('a.at')}`.as('at_ms'),
+      'a.response_status',
+      'a.error',
+      'a.duration_ms',
+    ]);
 }
 
 type ViewRow = InferResult<ReturnType<typeof view>>[number];
 
-function toAttempt(row: {
-  at_ms: bigint | number;
-  response_status: bigint | number | null;
-  error: string | null;
-  duration_ms: bigint | number | null;
-}): AttemptRecord {
+function toAttempt(
+  row: Pick<ViewRow, 'response_status' | 'error' | 'duration_ms'> & { at_ms: bigint | number },
+): AttemptRecord {
   return {
     atMs: msOf(row.at_ms),
     ...(row.response_status === null ? {} : { responseStatus: Number(row.response_status) }),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, Kysely, sql } from 'kysely';
+import { CompiledQuery, InferResult, Kysely, RawBuilder, sql } from 'kysely';
 import { Database } from '../../database/database';
 import { Tables } from '../../database/tables';
 import { Transaction, TransactionOptions } from '../../database/transaction';
@@ -11,48 +11,29 @@ import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from 
 import { DispatchQueue } from './dispatch-queue';
 import { SecretsColumn } from '../secrets/secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
-import './webhooks.tables';
+import { flagOf } from './webhooks.tables';
 
 /**
- * The clock of SQLite's leases: the wall clock when this process started, then the monotonic clock.
- * A wall clock set forward (NTP, an operator) would expire every lease at once, and the dispatcher
- * would claim again what it is sending.
- */
-function leaseClock(): number {
-  return Math.floor(performance.timeOrigin + performance.now());
-}
-
-/**
- * Claims and results are bookkeeping whose loss on a crash is harmless: they commit without waiting
- * for the disk (SQLite's relaxed connection, PostgreSQL's `synchronous_commit = off`), are visible at
- * once, and a crash can lose only the last moments of them, which sends those deliveries again with
- * the same webhook-id (at least once, as always). The events themselves commit with the plants, durably.
+ * Claims and results commit without waiting for the disk: a crash loses at most their last moments,
+ * which sends those deliveries again with the same webhook-id (at least once, as always). The events
+ * themselves commit durably, with the plants.
  */
 const RELAXED: TransactionOptions = { durability: 'relaxed' };
 /** PostgreSQL's claims take turns across instances, so the per-endpoint cap counts every instance's sends. */
 const CLAIM: TransactionOptions = { durability: 'relaxed', locks: ['plant-store:webhook-claim'] };
 
 /**
- * The outbox's queue in whichever store `DatabaseModule` chose, every step one transaction of
- * `Database.transaction` (relaxed: see `RELAXED`). Pruning, the backlog, the throttled gauge and the
- * endpoints' health after a record are written once. The claim and the writing of results differ
- * where the stores do, each in its named method:
+ * The dispatch queue in whichever store `DatabaseModule` chose. The claim and the record differ where
+ * the stores do, each in its named method:
  *
- * - SQLite (`claimSqlite`, `recordSqlite`): one `BEGIN IMMEDIATE` transaction, so nothing of this
- *   process comes between a read and the write it decides; a claim reads per endpoint, then leases
- *   in one statement; a record batches its rows with `json_each`. Times are Unix ms of this instance;
- *   leases use the lease clock.
- * - PostgreSQL (`claimPostgres`, `recordPostgres`): one statement per step, shared by every instance,
- *   on the server's clock. A claim takes an advisory lock (`CLAIM`), so the per-endpoint cap is exact
- *   across instances; a record batches its rows with `unnest`. Never named statements (compiled per
- *   call, not marked `fixedText`), so each is planned for its values: the queue is empty at start-up
- *   and holds a backlog under load, and a generic plan kept from the one scans the other (named, a
- *   backlog of 22,000 events to one endpoint drained in 35–40 s after a full create load; unnamed, 12 s).
+ * - SQLite: one `BEGIN IMMEDIATE`, so nothing of this process comes between a read and the write it
+ *   decides. Times are Unix ms of this process; leases are on the lease clock.
+ * - PostgreSQL: one statement per step, on the server's clock, shared by every instance. Never named
+ *   statements (not `fixedText`), so each is planned for its values: the queue swings from empty to a
+ *   backlog, and a generic plan made for one scans the other (a 22,000-event backlog drained in 35–40 s
+ *   named, 12 s unnamed).
  *
- * The per-endpoint cap is the dispatch policy's (`endpointChange` writes `in_flight_cap`): the claims
- * only read it, NULL meaning the configured cap. Each claimed row carries a lease (`locked_until`,
- * `lease_token`) that keeps it claimed, without a lock, while it is sent. An endpoint whose secrets
- * no key opens is left out (`SecretsColumn.heldBack`), its rows as they were.
+ * A lease (`locked_until`, `lease_token`) keeps a row claimed, without a lock, while it is sent.
  */
 @Injectable()
 export class SqlDispatchQueue implements DispatchQueue {
@@ -78,11 +59,9 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   /**
-   * The endpoints of the results locked first, in id order (`healthQuery`), then the deliveries and
-   * their attempt rows (each only while its lease is still this claim's), then the endpoints' health
-   * from the results recorded (`healthChanges`). Endpoints before deliveries, as every transaction that
-   * writes both takes them (a disable fails its endpoint's pending deliveries; a delete removes them):
-   * none waits on another in a circle.
+   * The results' endpoints are locked first (`healthQuery`), then their deliveries written, then the
+   * endpoints' health. Endpoints before deliveries, as every transaction that writes both takes them (a
+   * disable, a delete, a recover): none waits on another in a circle.
    */
   record(
     results: readonly RecordedResult[],
@@ -91,11 +70,11 @@ export class SqlDispatchQueue implements DispatchQueue {
   ): Promise<Recorded> {
     // Released results too: their deliveries are written as well.
     const ids = [...new Set(results.map(({ delivery }) => delivery.endpointId))];
-    if (ids.length === 0) return Promise.resolve(NOTHING_RECORDED);
+    if (ids.length === 0) return Promise.resolve({ recorded: 0, disabled: [], throttled: [], recovered: [] });
     return this.database.transaction(
       'record webhook attempts',
       async (tx) => {
-        const { rows: endpoints } = await tx.execute(this.healthQuery(ids, disableAfterMs));
+        const { rows: endpoints } = await tx.execute(healthQuery(this.db, this.clock, ids, disableAfterMs).compile());
         const recorded = await (this.database.kind === 'sqlite'
           ? this.recordSqlite(tx, results)
           : this.recordPostgres(tx, results));
@@ -108,9 +87,10 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 
   /**
-   * The finished rows older than the cutoff, then their attempts, then the rows themselves (only if
-   * still finished: a resend in between keeps its delivery), then messages left with none. Each
-   * step stands alone, so a crash between two leaves nothing that the next prune does not remove.
+   * The finished rows older than the cutoff, then their attempts, then the rows themselves, then
+   * messages left with none; each delete only of rows still finished (a resend in between keeps its
+   * delivery and attempt log). Each step stands alone: a crash between two leaves nothing that the
+   * next prune does not remove.
    */
   async prune(olderThanMs: number, limit: number): Promise<number> {
     const cutoff = this.clock.fromNow(-olderThanMs);
@@ -129,7 +109,6 @@ export class SqlDispatchQueue implements DispatchQueue {
       const ids = rows.map((row) => BigInt(row.id));
       await this.write(
         'prune webhook attempts',
-        // Only of deliveries still finished: one resent since the select keeps its attempt log.
         this.db
           .deleteFrom('webhook_attempts')
           .where('delivery_id', 'in', (eb) =>
@@ -141,7 +120,7 @@ export class SqlDispatchQueue implements DispatchQueue {
         'prune webhook deliveries',
         this.db.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '<>', 'pending').compile(),
       );
-      pruned += deleted.affectedRows;
+      pruned = deleted.affectedRows;
     }
     const orphans = await this.write(
       'prune webhook messages',
@@ -152,16 +131,7 @@ export class SqlDispatchQueue implements DispatchQueue {
             .selectFrom('webhook_messages as m')
             .select('m.id')
             .where('m.created_at', '<', cutoff)
-            .where((inner) =>
-              inner.not(
-                inner.exists(
-                  inner
-                    .selectFrom('webhook_deliveries as d')
-                    .select(sql.lit(1).as('one'))
-                    .whereRef('d.message_id', '=', 'm.id'),
-                ),
-              ),
-            )
+            .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.id)`)
             .limit(limit),
         )
         .compile(),
@@ -217,16 +187,14 @@ export class SqlDispatchQueue implements DispatchQueue {
     };
   }
 
-  /** One statement of the queue's bookkeeping, in a relaxed transaction of its own. */
   private write<Row>(action: string, query: CompiledQuery<Row>) {
     return this.database.transaction(action, (tx) => tx.execute(query), RELAXED);
   }
 
-  // SQLite ------------------------------------------------------------------------------------
-
   /**
-   * SQLite's claim, inside its transaction: per enabled endpoint that is not paused, its room (its
-   * cap less what is leased now), then its due rows up to that room; the oldest due of all are leased.
+   * Per enabled endpoint that is not paused, its room (its cap less what is leased now), then its due
+   * rows up to that room; the oldest due of all are leased. An endpoint whose secrets no key opens
+   * (`SecretsColumn`) is skipped before anything is leased, its rows as they were.
    */
   private async claimSqlite(
     tx: Transaction,
@@ -236,27 +204,18 @@ export class SqlDispatchQueue implements DispatchQueue {
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
     const now = Date.now();
-    const leaseNow = leaseClock();
+    // The lease clock: the wall clock at start-up, then the monotonic clock. A wall clock set forward
+    // would expire every lease at once, and the dispatcher would claim again what it is sending.
+    const leaseNow = Math.floor(performance.timeOrigin + performance.now());
     const unreadable = this.secretsColumn.heldBack();
     const { rows: endpoints } = await tx.execute(
       this.db
         .selectFrom('webhook_endpoints as e')
-        .select((eb) => [
-          'e.id',
-          'e.url',
-          'e.secrets',
-          // Its cap across instances (the one the dispatch policy gave it, or the configured one), less what is leased.
-          sql<bigint>`coalesce(e.in_flight_cap, ${endpointCap}) - ${eb
-            .selectFrom('webhook_deliveries as l')
-            .select((inner) => inner.fn.countAll().as('leased'))
-            .whereRef('l.endpoint_id', '=', 'e.id')
-            .where('l.locked_until', '>', leaseNow)}`.as('room'),
-        ])
-        .where('e.disabled', '=', sql.lit(false))
-        .where((eb) => eb.or([eb('e.paused_until', 'is', null), eb('e.paused_until', '<=', now)]))
+        .select(['e.id', 'e.url', 'e.secrets', room(endpointCap, leaseNow).as('room')])
+        .where(sendable(now))
         .compile(),
     );
-    const picked: { row: ClaimedRow; secrets: readonly SigningSecret[] }[] = [];
+    const picked: ClaimedDelivery[] = [];
     for (const endpoint of endpoints) {
       if (unreadable.includes(endpoint.id) || endpoint.room <= 0) continue;
       const { rows: due } = await tx.execute(
@@ -275,24 +234,20 @@ export class SqlDispatchQueue implements DispatchQueue {
             sql<bigint>`d.next_attempt_at`.as('due_at'),
           ])
           .where('d.endpoint_id', '=', endpoint.id)
-          .where('d.status', '=', sql.lit('pending'))
-          .where('d.next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', leaseNow)]))
+          .where(dueAndFree(now, leaseNow))
           .orderBy('d.next_attempt_at')
           .limit(Number(endpoint.room))
           .compile(),
       );
       if (due.length === 0) continue;
-      // Read before anything is leased: an endpoint that cannot be signed for leaves its rows as they are.
       const secrets = this.secretsColumn.forSigning(endpoint.secrets, endpoint.id);
       if (secrets === undefined) continue;
-      for (const row of due) picked.push({ row: { ...row, url: endpoint.url, secrets: endpoint.secrets }, secrets });
+      for (const row of due) picked.push(this.claimed({ ...row, url: endpoint.url }, secrets, token));
     }
-    picked.sort((a, b) => Number(BigInt(a.row.due_at) - BigInt(b.row.due_at)));
-    const leased = picked.slice(0, limit);
+    const leased = picked.sort((a, b) => Number(BigInt(a.dueAt) - BigInt(b.dueAt))).slice(0, limit);
     if (leased.length === 0) return [];
-    // The ids as one JSON parameter, so the statement's text (and SQLite's cache of it) is one whatever the count.
-    const ids = JSON.stringify(leased.map(({ row }) => row.id.toString()));
+    // One JSON parameter, so the statement's text (and SQLite's cache of it) is one whatever the count.
+    const ids = JSON.stringify(leased.map(({ id }) => id));
     await tx.execute(
       this.db
         .updateTable('webhook_deliveries')
@@ -300,16 +255,12 @@ export class SqlDispatchQueue implements DispatchQueue {
         .where('id', 'in', sql<bigint>`(SELECT CAST(value AS INTEGER) FROM json_each(${ids}))`)
         .compile(),
     );
-    return leased.map(({ row, secrets }) => this.claimed(row, secrets, token));
+    return leased;
   }
 
-  /**
-   * SQLite's results, inside the record's transaction, each only under its own lease: the attempt rows,
-   * then every delivery in one statement (rows from `json_each`, as PostgreSQL's from `unnest`). One
-   * JSON parameter each, so their texts are fixed whatever the batch.
-   */
+  /** The attempt rows, then every delivery in one statement, each from one JSON parameter (fixed texts). */
   private async recordSqlite(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
-    const now = Date.now();
+    const now = sql.val(Date.now());
     const batch = JSON.stringify(recordedRows(results));
     const resultRows = sql`(SELECT CAST(value ->> 'id' AS INTEGER) AS id, value ->> 'token' AS token,
                      CAST(value ->> 'due' AS INTEGER) AS due_at, value ->> 'status' AS status,
@@ -325,14 +276,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     );
     const { rows } = await tx.execute(
       sql<{ id: bigint }>`UPDATE webhook_deliveries AS d
-        SET status = CASE WHEN ${SQLITE_MOVED} THEN d.status ELSE r.status END,
-            attempts = d.attempts + r.counted,
-            schedule_from = CASE WHEN ${SQLITE_MOVED} THEN d.attempts + r.counted ELSE d.schedule_from END,
-            next_attempt_at = CASE WHEN ${SQLITE_MOVED} OR r.delay_ms IS NULL THEN d.next_attempt_at
-                                   ELSE ${now} + r.delay_ms END,
-            finished_at = CASE WHEN ${SQLITE_MOVED} THEN d.finished_at WHEN r.status = 'pending' THEN NULL ELSE ${now} END,
-            locked_until = NULL,
-            lease_token = NULL
+        SET ${recordedSet(sql.raw('d.next_attempt_at'), now, sql`${now} + r.delay_ms`)}
         FROM ${resultRows} AS r
         WHERE d.id = r.id AND d.lease_token = r.token
         RETURNING id`.compile(this.db),
@@ -340,14 +284,11 @@ export class SqlDispatchQueue implements DispatchQueue {
     return new Set(rows.map((row) => row.id.toString()));
   }
 
-  // PostgreSQL --------------------------------------------------------------------------------
-
   /**
-   * PostgreSQL's claim, in one statement under the claim's advisory lock: per enabled endpoint that
-   * is not paused, its due rows, as many as its room (LATERAL), oldest due first; then the oldest of
-   * all. Rows another transaction holds (a record, a disable, a delete) are skipped, not waited for:
-   * the claim takes no endpoint lock, and so waits on nothing that waits on it. The rows of an
-   * endpoint whose secrets no key opens are released again before the commit.
+   * One statement under the claim's advisory lock: per enabled endpoint that is not paused, its due
+   * rows up to its room (LATERAL), then the oldest due of all. Rows another transaction holds (a record,
+   * a disable, a delete) are skipped, not waited for: the claim takes no endpoint lock, so it waits on
+   * nothing that waits on it. Rows of an endpoint whose secrets no key opens are released before the commit.
    */
   private async claimPostgres(
     tx: Transaction,
@@ -358,19 +299,15 @@ export class SqlDispatchQueue implements DispatchQueue {
     const token = randomUUID();
     const unreadable = this.secretsColumn.heldBack();
     const { rows } = await tx.execute(
-      sql<ClaimedRow>`WITH due AS (
+      sql<ClaimedRow & { secrets: string }>`WITH due AS (
           SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
           CROSS JOIN LATERAL (
             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-            WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
-              AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
+            WHERE d.endpoint_id = e.id AND ${dueAndFree(PG_NOW, PG_NOW)}
             ORDER BY d.next_attempt_at
-            LIMIT greatest(0, coalesce(e.in_flight_cap, ${endpointCap}::int)
-                              - (SELECT count(*) FROM webhook_deliveries l
-                                 WHERE l.endpoint_id = e.id AND l.locked_until > clock_timestamp()))
+            LIMIT greatest(0, ${room(sql`${endpointCap}::int`, PG_NOW)})
             FOR UPDATE OF d SKIP LOCKED) c
-          WHERE NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= clock_timestamp())
-            AND NOT (e.id = ANY(${unreadable}::text[]))
+          WHERE ${sendable(PG_NOW)} AND NOT (e.id = ANY(${unreadable}::text[]))
           ORDER BY c.next_attempt_at
           LIMIT ${limit}::int)
         UPDATE webhook_deliveries AS d
@@ -382,7 +319,7 @@ export class SqlDispatchQueue implements DispatchQueue {
           AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
           AND NOT e.disabled
         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
-                  ${this.clock.ms('d.created_at')} AS created_at_ms, ${DUE_AT} AS due_at, d.schedule_from`.compile(
+                  ${this.clock.ms('d.created_at')} AS created_at_ms, ${PG_DUE}::text AS due_at, d.schedule_from`.compile(
         this.db,
       ),
     );
@@ -409,9 +346,10 @@ export class SqlDispatchQueue implements DispatchQueue {
     return claimed;
   }
 
-  /** PostgreSQL's results, inside the record's transaction: every delivery and attempt row in one `unnest` statement. */
+  /** Every delivery and attempt row in one `unnest` statement. */
   private async recordPostgres(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
     const r = recordedRows(results);
+    const now = sql`clock_timestamp()`;
     const { rows } = await tx.execute(
       sql<{ id: string }>`WITH r AS (
           SELECT * FROM unnest(${r.map((row) => row.id)}::bigint[], ${r.map((row) => row.token)}::uuid[],
@@ -421,18 +359,8 @@ export class SqlDispatchQueue implements DispatchQueue {
                                ${r.map((row) => row.error)}::text[], ${r.map((row) => row.durationMs)}::int[])
             AS r (id, token, due_at, status, counted, delay_ms, at_ms, response_status, error, duration_ms)),
         updated AS (
-          -- A delivery whose schedule moved since its claim (r.due_at) was resent meanwhile: its
-          -- attempt counts, and it stays pending on the resend's schedule, which begins after it.
           UPDATE webhook_deliveries AS d
-          SET status = CASE WHEN ${MOVED} THEN d.status ELSE r.status END,
-              attempts = d.attempts + r.counted,
-              schedule_from = CASE WHEN ${MOVED} THEN d.attempts + r.counted ELSE d.schedule_from END,
-              next_attempt_at = CASE WHEN ${MOVED} OR r.delay_ms IS NULL THEN d.next_attempt_at
-                                     ELSE clock_timestamp() + r.delay_ms * interval '1 millisecond' END,
-              finished_at = CASE WHEN ${MOVED} THEN d.finished_at
-                                 WHEN r.status = 'pending' THEN NULL ELSE clock_timestamp() END,
-              locked_until = NULL,
-              lease_token = NULL
+          SET ${recordedSet(PG_DUE, now, sql`${now} + r.delay_ms * interval '1 millisecond'`)}
           FROM r WHERE d.id = r.id AND d.lease_token = r.token
           RETURNING d.id, r.token),
         attempts AS (
@@ -445,41 +373,10 @@ export class SqlDispatchQueue implements DispatchQueue {
     return new Set(rows.map((row) => row.id));
   }
 
-  // Both stores: the endpoints' health -------------------------------------------------------
-
   /**
-   * The health of the results' endpoints, in id order; on PostgreSQL locked (`FOR UPDATE`), so
-   * instances recording at once count every signal, and endpoints are locked before deliveries, as
-   * every transaction that writes both takes them: none waits on another in a circle.
-   */
-  private healthQuery(ids: readonly string[], disableAfterMs: number): CompiledQuery<HealthRow> {
-    return this.db
-      .selectFrom('webhook_endpoints')
-      .select([
-        'id',
-        'url',
-        'signals',
-        'throttled',
-        'backoffs',
-        'disabled',
-        sql<
-          boolean | bigint
-        >`coalesce(failing_since, ${this.clock.now()}) <= ${this.clock.fromNow(-disableAfterMs)}`.as('overdue'),
-        sql<boolean | bigint>`(failures = 0 AND failing_since IS NULL AND paused_until IS NULL
-                               AND in_flight_cap IS NULL)`.as('at_rest'),
-      ])
-      .where('id', 'in', ids)
-      .orderBy('id')
-      .forUpdate() // PostgreSQL's; SQLite's builder leaves row locks out (BEGIN IMMEDIATE holds the file)
-      .compile();
-  }
-
-  /**
-   * What the recorded results do to their endpoints (`endpointChange`, the dispatch policy), from their
-   * rows as read by `healthQuery`: the statements that write it back (none for an endpoint at rest that
-   * stays so, the common case), with the disabling it decided (410 Gone, or failing for
-   * `disableAfterMs`), and what the dispatcher is told. Only recorded results count: a lease that ran
-   * out is another's now, and so is what its result says about the endpoint.
+   * What the recorded results do to their endpoints (`endpointChange`, the dispatch policy): the writes
+   * (none for an endpoint at rest that stays so, the common case), and what the dispatcher is told.
+   * Only recorded results count: a lease that ran out is another's now, and so is what its result says.
    */
   private healthChanges(
     rows: readonly HealthRow[],
@@ -504,35 +401,34 @@ export class SqlDispatchQueue implements DispatchQueue {
     for (const row of rows) {
       const results = byEndpoint.get(row.id);
       if (results === undefined) continue;
-      const before = { signals: Number(row.signals), throttled: flag(row.throttled), backoffs: Number(row.backoffs) };
+      const before = { signals: Number(row.signals), throttled: flagOf(row.throttled), backoffs: Number(row.backoffs) };
       const change = endpointChange(before, results, retryScheduleMs);
       if (change === undefined) continue;
-      const why = flag(row.disabled)
+      const disable = flagOf(row.disabled)
         ? undefined
         : change.disable !== undefined
-          ? 'gone'
-          : change.failing && flag(row.overdue)
-            ? 'failing'
+          ? { why: 'gone' as const, reason: change.disable }
+          : change.failing && flagOf(row.overdue)
+            ? { why: 'failing' as const, reason: disabledReason(disableAfterMs) }
             : undefined;
-      const disable = why === 'gone' ? change.disable! : why === 'failing' ? disabledReason(disableAfterMs) : undefined;
       const unchanged =
-        flag(row.at_rest) &&
+        flagOf(row.at_rest) &&
         !change.failing &&
         change.pause === 'clear' &&
         change.inFlightCap === null &&
         change.signals === before.signals &&
         change.throttled === before.throttled &&
         change.backoffs === before.backoffs;
-      if (!unchanged) writes.push(...this.healthWrites(row.id, change, disable));
+      if (!unchanged) writes.push(...this.healthWrites(row.id, change, disable?.reason));
       const ref = { id: row.id, url: row.url };
-      if (why !== undefined) outcome.disabled.push({ ...ref, why });
+      if (disable !== undefined) outcome.disabled.push({ ...ref, why: disable.why });
       else if (change.throttled && !before.throttled) outcome.throttled.push(ref);
       else if (!change.throttled && before.throttled) outcome.recovered.push(ref);
     }
     return { writes, outcome };
   }
 
-  /** The endpoint's row as the dispatch policy decided it; disabled with `disable`, its pending deliveries failed. */
+  /** The endpoint's row as the policy decided it; disabled with `disable`, its pending deliveries failed. */
   private healthWrites(id: string, change: EndpointChange, disable: string | undefined): CompiledQuery[] {
     const now = this.clock.now();
     const health = this.db
@@ -565,34 +461,57 @@ export class SqlDispatchQueue implements DispatchQueue {
   }
 }
 
-/** An endpoint's health as the record reads it (flags and counts as each store gives them). */
-interface HealthRow {
-  id: string;
-  url: string;
-  signals: bigint | number;
-  throttled: bigint | boolean;
-  backoffs: bigint | number;
-  disabled: bigint | boolean;
-  /** Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window. */
-  overdue: bigint | boolean;
-  /** No failure, pause or cap of its own: a success changes nothing (the common case, not written). */
-  at_rest: bigint | boolean;
+/**
+ * The health of the results' endpoints, in id order, locked on PostgreSQL (`FOR UPDATE`; SQLite's
+ * builder leaves it out, BEGIN IMMEDIATE holding the file), so instances recording at once count
+ * every signal.
+ */
+function healthQuery(db: Kysely<Tables>, clock: StoreClock, ids: readonly string[], disableAfterMs: number) {
+  return db
+    .selectFrom('webhook_endpoints')
+    .select([
+      'id',
+      'url',
+      'signals',
+      'throttled',
+      'backoffs',
+      'disabled',
+      // Failing (or failing from now) for the whole WEBHOOK_DISABLE_AFTER window.
+      sql<boolean | bigint>`coalesce(failing_since, ${clock.now()}) <= ${clock.fromNow(-disableAfterMs)}`.as('overdue'),
+      // No failure, pause or cap of its own: a success changes nothing, and is not written.
+      sql<boolean | bigint>`(failures = 0 AND failing_since IS NULL AND paused_until IS NULL
+                             AND in_flight_cap IS NULL)`.as('at_rest'),
+    ])
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .forUpdate();
 }
 
-const NOTHING_RECORDED: Recorded = { recorded: 0, disabled: [], throttled: [], recovered: [] };
+type HealthRow = InferResult<ReturnType<typeof healthQuery>>[number];
 
-/** A flag as either store reads it: 0/1 (a bigint) on SQLite, a boolean on PostgreSQL. */
-function flag(value: bigint | number | boolean): boolean {
-  return value === true || Number(value) === 1;
-}
+/*
+ * The claim's rules, for both stores' claims: `now` on the store's clock, `leaseNow` on the lease clock
+ * (SQLite's own; the server's on PostgreSQL).
+ */
+const PG_NOW = sql.raw('clock_timestamp()');
+/** The endpoint `e` gets sends: enabled, not paused. */
+const sendable = (now: unknown) =>
+  sql<boolean>`NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= ${now})`;
+/** The room of `e`: its cap (the policy's, or the configured `cap`) less what every instance has leased of it. */
+const room = (cap: unknown, leaseNow: unknown) =>
+  sql<bigint>`coalesce(e.in_flight_cap, ${cap}) - (SELECT count(*) FROM webhook_deliveries l
+                                                  WHERE l.endpoint_id = e.id AND l.locked_until > ${leaseNow})`;
+/** The delivery `d` is due and nobody holds it. */
+const dueAndFree = (now: unknown, leaseNow: unknown) =>
+  sql<boolean>`d.status = 'pending' AND d.next_attempt_at <= ${now}
+               AND (d.locked_until IS NULL OR d.locked_until <= ${leaseNow})`;
 
-/** A claimed delivery's row, as each store gives it (ids, counts and times as each store reads them). */
+/** A claimed delivery's row: ids, counts and times as each store reads them. */
 interface ClaimedRow {
   id: bigint | string;
   message_id: string;
   endpoint_id: string;
   url: string;
-  secrets: string;
   payload: string;
   trace_context: string | null;
   attempts: bigint | number;
@@ -601,20 +520,29 @@ interface ClaimedRow {
   due_at: bigint | number | string;
 }
 
-/**
- * SQLite, in the record: the delivery's schedule is no longer the one it was claimed with (a resend
- * moved it): its attempt counts, and it stays pending on the resend's schedule, which begins after it.
- */
-const SQLITE_MOVED = sql.raw('d.next_attempt_at <> r.due_at');
-/** PostgreSQL: a delivery's schedule as a claim hands it to its record: whole microseconds, exact (`dueAt`). */
-const DUE_AT = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint::text');
-/** PostgreSQL, in the record: the delivery's schedule is no longer the one it was claimed with (a resend moved it). */
-const MOVED = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint <> r.due_at');
+/** PostgreSQL: a delivery's schedule in whole microseconds, exact: what a claim hands its record (`dueAt`). */
+const PG_DUE = sql.raw('(extract(epoch FROM d.next_attempt_at) * 1000000)::bigint');
 
 /**
- * The results as the record's rows, one shape for both stores (SQLite's `json_each`, PostgreSQL's
- * `unnest`): the lease they were claimed under, the status they leave, whether they count as an
- * attempt, a retry's delay, and the attempt's fields (null when released or absent).
+ * How a record's row `r` writes its delivery `d`. A delivery whose schedule (`due`) moved since its
+ * claim was resent meanwhile: its attempt counts, and it stays pending on the resend's schedule, which
+ * begins after it.
+ */
+function recordedSet(due: RawBuilder<unknown>, now: RawBuilder<unknown>, retryAt: RawBuilder<unknown>) {
+  const moved = sql`${due} <> r.due_at`;
+  return sql`status = CASE WHEN ${moved} THEN d.status ELSE r.status END,
+    attempts = d.attempts + r.counted,
+    schedule_from = CASE WHEN ${moved} THEN d.attempts + r.counted ELSE d.schedule_from END,
+    next_attempt_at = CASE WHEN ${moved} OR r.delay_ms IS NULL THEN d.next_attempt_at ELSE ${retryAt} END,
+    finished_at = CASE WHEN ${moved} THEN d.finished_at WHEN r.status = 'pending' THEN NULL ELSE ${now} END,
+    locked_until = NULL,
+    lease_token = NULL`;
+}
+
+/**
+ * The results as the record's rows, one shape for both stores (`json_each`, `unnest`): the lease they
+ * were claimed under, the status they leave, whether they count as an attempt, a retry's delay, and
+ * the attempt's fields (null when released or absent).
  */
 function recordedRows(results: readonly RecordedResult[]) {
   return results.map(({ delivery, result }) => {

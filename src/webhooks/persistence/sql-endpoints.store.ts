@@ -9,26 +9,19 @@ import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../en
 import { SecretsKeyError } from '../secrets/secrets-cipher';
 import { CONFIGURED_SECRETS, SecretsColumn } from '../secrets/secrets-column';
 import { OUTBOX_WRITES_DRAINED } from './sql-outbox.store';
-import { StoreClock, storeClock } from './store-clock';
-import './webhooks.tables';
+import { msOf, StoreClock, storeClock } from './store-clock';
+import { flagOf } from './webhooks.tables';
 
 /**
- * Every change to the set of endpoints (a create, the reconcile, the reseal) takes it: instances
- * starting or creating together take turns (PostgreSQL; SQLite's BEGIN IMMEDIATE already does).
+ * Changes to the set of endpoints (a create, the reconcile, the reseal) take turns across instances
+ * (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises them).
  */
 const LOCKED: TransactionOptions = { locks: ['plant-store:webhook-endpoints'] };
-/**
- * A change to which endpoints get events (enabling one, subscribing it to more, deleting one) first
- * waits for the outbox writes in flight and holds back new ones until it commits: no create misses an
- * endpoint enabled before it, and none leaves a delivery for a deleted one.
- */
-const DRAINED = OUTBOX_WRITES_DRAINED;
-const LOCKED_AND_DRAINED: TransactionOptions = { ...LOCKED, ...DRAINED };
+const LOCKED_AND_DRAINED: TransactionOptions = { ...LOCKED, ...OUTBOX_WRITES_DRAINED };
 
 /**
- * The webhook endpoints, written once for both stores, every change one `Database.transaction`.
- * Times go through the store's clock (`StoreClock`); row locks (`forUpdate`) are PostgreSQL's,
- * SQLite's BEGIN IMMEDIATE holding the whole file instead.
+ * The webhook endpoints, written once for both stores. Row locks (`forUpdate`) are PostgreSQL's;
+ * SQLite's BEGIN IMMEDIATE holds the whole file instead.
  */
 @Injectable()
 export class SqlEndpointsStore extends EndpointsStore {
@@ -46,8 +39,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   create(endpoint: NewEndpoint, maxApiEndpoints: number): Promise<Endpoint> {
     const secrets = this.secretsColumn.write([{ secret: endpoint.secret }], endpoint.id);
     const { db, clock } = this;
-    // Under the endpoints' lock (PostgreSQL) or BEGIN IMMEDIATE (SQLite), the count and the insert are
-    // one step for every instance. An enabled endpoint gets the events of every create that commits after it.
+    // The count and the insert are one step for every instance (`LOCKED`).
     return this.database.transaction(
       'store an endpoint',
       async (tx) => {
@@ -111,10 +103,11 @@ export class SqlEndpointsStore extends EndpointsStore {
     const query = this.db
       .updateTable('webhook_endpoints')
       .set({
-        ...(url === undefined ? {} : { url }),
-        ...(description === undefined ? {} : { description }),
-        ...(disabled === undefined ? {} : { disabled: sql.lit(disabled) }),
-        ...(eventTypes === undefined ? {} : { event_types: JSON.stringify(eventTypes) }),
+        // The builder leaves out a column set to undefined: what is not given stays.
+        url,
+        description,
+        disabled: disabled === undefined ? undefined : sql.lit(disabled),
+        event_types: eventTypes && JSON.stringify(eventTypes),
         updated_at: this.clock.now(),
         // A re-enabled endpoint starts afresh: no reason, no backoff, no failures or signals counted.
         ...(disabled === false
@@ -145,13 +138,12 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
       },
       // Enabling it, or subscribing it to more: the creates that commit after this owe it their events.
-      disabled === false || eventTypes !== undefined ? DRAINED : {},
+      disabled === false || eventTypes !== undefined ? OUTBOX_WRITES_DRAINED : {},
     );
   }
 
   delete(id: string): Promise<boolean> {
-    // Drained first, so no create in flight adds a delivery for it after its deliveries are deleted.
-    return this.database.transaction('delete an endpoint', (tx) => this.remove(tx, id), DRAINED);
+    return this.database.transaction('delete an endpoint', (tx) => this.remove(tx, id), OUTBOX_WRITES_DRAINED);
   }
 
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
@@ -189,9 +181,8 @@ export class SqlEndpointsStore extends EndpointsStore {
     return this.database.transaction(
       'reconcile the endpoints of WEBHOOK_URLS',
       async (tx) => {
-        // Every row this may change or remove, locked first in id order (PostgreSQL), as the
-        // dispatcher's record locks endpoints before their deliveries: the removals below then wait on
-        // nothing that waits on them.
+        // Every row this may change or remove, locked first, in id order: the lock order of the
+        // dispatcher's record (endpoints before deliveries), so the removals wait on nothing that waits on them.
         const { rows: known } = await tx.execute(
           db
             .selectFrom('webhook_endpoints')
@@ -250,7 +241,7 @@ export class SqlEndpointsStore extends EndpointsStore {
         }
         return { added, removed };
       },
-      LOCKED_AND_DRAINED, // it adds and enables endpoints, and removes others
+      LOCKED_AND_DRAINED,
     );
   }
 
@@ -259,14 +250,14 @@ export class SqlEndpointsStore extends EndpointsStore {
     const { changed, recorded } = await this.database.transaction(
       'seal the endpoint secrets',
       async (tx) => {
-        // Under the endpoints' lock: an instance starting at once sees the record once this one commits.
+        // Under `LOCKED`: an instance starting at once sees the record once this one commits.
         const { rows: record } = await tx.execute(db.selectFrom('webhook_secrets_resealed').select('id').compile());
         const unbound = record.length === 0;
         const { rows } = await tx.execute(
           db
             .selectFrom('webhook_endpoints')
             .select(['id', 'secrets'])
-            .orderBy('id') // the order every transaction locks endpoints in
+            .orderBy('id') // the lock order
             .forUpdate()
             .compile(),
         );
@@ -297,10 +288,7 @@ export class SqlEndpointsStore extends EndpointsStore {
     return changed;
   }
 
-  /**
-   * Deletes an endpoint with its deliveries and their attempts; whether there was one. Its row is
-   * locked first (PostgreSQL): endpoints before deliveries, as the dispatcher's record takes them.
-   */
+  /** Deletes an endpoint, its deliveries and attempts, its row locked first (the lock order); whether it was there. */
   private async remove(tx: Transaction, id: string): Promise<boolean> {
     const { db } = this;
     await tx.execute(db.selectFrom('webhook_endpoints').select('id').where('id', '=', id).forUpdate().compile());
@@ -312,7 +300,7 @@ export class SqlEndpointsStore extends EndpointsStore {
   }
 }
 
-/** The columns of an `Endpoint`, its times in Unix milliseconds whatever the store. */
+/** The columns of an `Endpoint`, its times in Unix ms. */
 const columns = (clock: StoreClock) =>
   [
     'id',
@@ -333,11 +321,11 @@ function toEndpoint(row: EndpointRow): Endpoint {
     id: row.id,
     url: row.url,
     description: row.description,
-    disabled: row.disabled === true || row.disabled === 1n,
+    disabled: flagOf(row.disabled),
     ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
     source: row.source,
     eventTypes: JSON.parse(row.event_types) as string[],
-    createdAtMs: Math.round(Number(row.created_at_ms)),
-    updatedAtMs: Math.round(Number(row.updated_at_ms)),
+    createdAtMs: msOf(row.created_at_ms),
+    updatedAtMs: msOf(row.updated_at_ms),
   };
 }

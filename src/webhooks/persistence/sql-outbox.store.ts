@@ -8,14 +8,12 @@ import { OutboxAddition, OutboxStore, RowMessage } from './outbox.store';
 import './webhooks.tables';
 
 /**
- * What changing which endpoints get events (creating one enabled, enabling one, the start-up's
- * reconcile, deleting one) takes first on PostgreSQL, with its BEGIN: SHARE on `webhook_messages`
- * conflicts with the ROW EXCLUSIVE that every plants insert takes there at parse time (whether it
- * writes a message or not), before its snapshot. So the change waits for the inserts in flight (which
- * commit before it, and owe a new endpoint nothing), and the inserts after it wait for its commit and
- * see it: none misses an endpoint enabled before it committed, and a delete leaves none of the
- * endpoint's deliveries behind. Inserts never wait on one another for it (ROW EXCLUSIVE does not
- * conflict with itself).
+ * What a change to which endpoints get events (a create, enable, reconcile or delete) takes with its
+ * BEGIN on PostgreSQL: SHARE on `webhook_messages` conflicts with the ROW EXCLUSIVE every plants insert
+ * takes there at parse time, before its snapshot, whether it writes a message or not. So the change
+ * waits for the inserts in flight (which owe a new endpoint nothing), and later inserts wait for its
+ * commit and see it: none misses an endpoint enabled before it, and a delete leaves none of its
+ * deliveries behind. Inserts never wait on one another (ROW EXCLUSIVE does not conflict with itself).
  */
 export const OUTBOX_WRITES_DRAINED: TransactionOptions = { holdWritesTo: ['webhook_messages'] };
 
@@ -41,7 +39,6 @@ export class SqlOutboxStore implements OutboxStore {
     const now = Date.now();
     let written = 0;
     for (const { id, eventType, payload, traceContext } of messages()) {
-      // Each endpoint gets the messages of the event types it subscribes to, and no other.
       const subscribed = endpoints.filter((endpoint) => endpoint.eventTypes.includes(eventType));
       if (subscribed.length === 0) continue;
       run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));

@@ -2,15 +2,12 @@ import { RawBuilder, sql } from 'kysely';
 import { Database } from '../../database/database';
 
 /**
- * The time columns of the webhook tables, as each store keeps them (see `webhooks.tables.ts`): the
- * one place where the queries written once meet the stores' two clocks.
- *
- * - SQLite: Unix milliseconds of this one instance's clock, given as values.
- * - PostgreSQL: `timestamptz` from the server's clock (`clock_timestamp()`), so instances with
- *   skewed clocks still agree on what is due and whose lease has run out.
+ * The time columns of the webhook tables, where the queries written once meet the stores' two clocks:
+ * SQLite's Unix ms of this one instance, given as values; PostgreSQL's `timestamptz` from the server's
+ * clock, so instances with skewed clocks still agree on what is due and whose lease has run out.
+ * Typed as numbers, as the tables declare times for the builder (`TimeColumn`).
  */
 export interface StoreClock {
-  // Typed as numbers, as the tables declare times for the builder (`TimeColumn`).
   /** Now, as a time column holds it. */
   now(): RawBuilder<number>;
   /** `ms` milliseconds from now (negative: ago). */
@@ -23,7 +20,7 @@ export interface StoreClock {
   dueNowUnlike(column: string): RawBuilder<number>;
   /** A Unix time in ms of this process (an attempt's start, a `since`), as a time column holds it. */
   at(ms: number): RawBuilder<number>;
-  /** A time column (or expression) read as Unix ms: a bigint on SQLite, a float on PostgreSQL (`msOf` makes it a number). */
+  /** A time column (or expression) read as Unix ms: a bigint on SQLite, a float on PostgreSQL (see `msOf`). */
   ms(column: string | RawBuilder<unknown>): RawBuilder<number | bigint>;
   /**
    * A time column (or expression) as a cursor carries it between calls, exact: SQLite's Unix ms as they

@@ -4,10 +4,7 @@ import { DeliveryStatus } from '../deliveries';
 
 /*
  * The webhook feature's tables, as the query builder sees them (created by `webhooks.migrations.ts`).
- * Both stores hold the same columns, but read back different types: an INTEGER is a bigint from SQLite
- * (its connections read safe integers) and a number from PostgreSQL. A flag is 0/1 on SQLite and a
- * BOOLEAN on PostgreSQL: write it as `sql.lit(true)` / `sql.lit(false)`, which both read (better-sqlite3
- * cannot bind a boolean). A time goes through the store's clock (`StoreClock`).
+ * Both stores hold the same columns but read back different types.
  */
 
 /**
@@ -15,15 +12,22 @@ import { DeliveryStatus } from '../deliveries';
  * SQLite, or an SQL expression of the server's clock typed as one (`StoreClock`).
  */
 export type TimeColumn = ColumnType<number | bigint | Date, number | undefined, number>;
-/** The same, where NULL is allowed. */
 export type NullableTimeColumn = ColumnType<number | bigint | Date | null, number | null | undefined, number | null>;
 /** A row id the store assigns (INTEGER PRIMARY KEY, BIGSERIAL): read exact as an `Int64Column` is, never written. */
 export type GeneratedInt64Column = ColumnType<bigint | string, undefined, never>;
-/** 0/1 on SQLite, a boolean on PostgreSQL. */
+/**
+ * 0/1 on SQLite, a BOOLEAN on PostgreSQL: written as `sql.lit(true)` / `sql.lit(false)`, which both
+ * read (better-sqlite3 cannot bind a boolean); read with `flagOf`.
+ */
 export type FlagColumn = ColumnType<bigint | boolean, boolean | undefined, boolean>;
-/** An INTEGER: a bigint read from SQLite, a number from PostgreSQL; written as a number. */
+/** An INTEGER: a bigint read from SQLite (its connections read safe integers), a number from PostgreSQL. */
 export type SmallIntColumn = ColumnType<bigint | number, number | undefined, number>;
 export type NullableSmallIntColumn = ColumnType<bigint | number | null, number | null | undefined, number | null>;
+
+/** A flag as either store reads it. */
+export function flagOf(value: bigint | number | boolean): boolean {
+  return value === true || Number(value) === 1;
+}
 
 export interface WebhookEndpointsTable {
   /** `ep_…`, time-ordered. */
