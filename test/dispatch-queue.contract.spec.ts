@@ -159,6 +159,24 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
     expect(await stores.log.list(id, { limit: 10, status: 'failed' })).toHaveLength(3);
     expect(await claimAll()).toEqual([]);
   });
+  it('should disable an endpoint that answered 410 Gone even when a later result of the batch succeeded', async () => {
+    const id = await endpoint('http://127.0.0.1:1/gone-then-ok');
+    await commit('a', 'b', 'c');
+    const [gone, fine] = await claimAll(2);
+    const recorded = await stores.queue.record(
+      [
+        { delivery: gone, result: retry(410) },
+        { delivery: fine, result: ok },
+      ],
+      DAY_MS,
+      [0],
+    );
+    expect(recorded).toMatchObject({ disabled: [{ id, why: 'gone' }] });
+    // What the dispatcher is told is what the store holds: disabled, nothing left to send.
+    expect(await stores.endpoints.get(id)).toMatchObject({ disabled: true, disabledReason: GONE_REASON });
+    expect(await stores.log.list(id, { limit: 10, status: 'pending' })).toEqual([]);
+    expect(await claimAll()).toEqual([]);
+  });
   it('should keep a healthy endpoint flowing while another holds all its slots', async () => {
     const hanging = await endpoint('http://127.0.0.1:1/hang');
     const healthy = await endpoint('http://127.0.0.1:1/ok');

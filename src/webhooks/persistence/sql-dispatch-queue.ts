@@ -412,6 +412,7 @@ export class SqlDispatchQueue implements DispatchQueue {
             ? { why: 'failing' as const, reason: disabledReason(disableAfterMs) }
             : undefined;
       const unchanged =
+        disable === undefined &&
         flagOf(row.at_rest) &&
         !change.failing &&
         change.pause === 'clear' &&
