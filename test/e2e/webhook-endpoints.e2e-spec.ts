@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, RequestOptions } from '../support/http';
 import { ShutdownSignal } from '../../src/lifecycle/shutdown-signal';
@@ -61,10 +62,15 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
   const create = (id: number | string, name = `plant ${id}`) =>
     request(`${server.url}/plants`, { body: `{"id":${id},"name":"${name}"}` });
 
-  afterEach(async () => {
-    for (const made of receivers.splice(0)) await made.stop();
+  /** Set while the tests share one service (each refused request leaves nothing behind): afterAll stops it. */
+  let shared = false;
+  const stop = async () => {
     await server?.destroy();
     await schema?.drop();
+  };
+  afterEach(async () => {
+    for (const made of receivers.splice(0)) await made.stop();
+    if (!shared) await stop();
   });
 
   it('should need the admin permission: 403 with the scope for any other valid token, 401 without one', async () => {
@@ -123,39 +129,6 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     expect((await admin(`/webhooks/endpoints/${first.id}`, { method: 'DELETE' })).status).toBe(204);
     expect((await admin(`/webhooks/endpoints/${first.id}`)).status).toBe(404);
     expect((await admin(`/webhooks/endpoints/${first.id}`, { method: 'DELETE' })).status).toBe(404);
-  });
-
-  it.each([
-    [{ url: 'ftp://127.0.0.1/x' }, 'url must be an absolute http(s) URL'],
-    [
-      { url: 'http://user:pw@127.0.0.1/x' },
-      'url must not hold credentials (user:password@); receivers verify the signature instead',
-    ],
-    [{ url: 'http://127.0.0.1/x#frag' }, 'url must not have a fragment (#…)'],
-    [
-      { url: `http://127.0.0.1/${'x'.repeat(2048)}`, description: 'a URL of 2,066 characters' },
-      'url must be at most 2048 characters',
-    ],
-    [
-      { url: `http://127.0.0.1/${'é'.repeat(400)}`, description: '417 characters, 2,417 once percent-encoded' },
-      'url must be at most 2048 characters once normalised',
-    ],
-    [{ url: 'http://169.254.169.254/latest/meta-data' }, BLOCKED],
-    [{ url: 'http://0xa9fea9fe/latest/meta-data' }, BLOCKED],
-    [{ url: 'http://[::ffff:169.254.169.254]/latest/meta-data' }, BLOCKED],
-    [{ url: 'http://[fd00:ec2::254]/latest/meta-data' }, BLOCKED],
-    [{ url: 'http://[fe80::1]/x' }, BLOCKED],
-    [{ url: 'http://10.0.0.1/x' }, BLOCKED],
-    [{ url: 'http://[64:ff9b::a00:1]/x' }, BLOCKED],
-    [{}, 'url is required'],
-    [
-      { url: 'http://127.0.0.1/x', description: 5, disabled: 'no' },
-      'description must be a string; disabled must be true or false',
-    ],
-  ])('should refuse a body (%#) with a 400 naming the field: %p', async (body, message) => {
-    await start();
-    const { status, body: answer } = await admin('/webhooks/endpoints', { method: 'POST', body });
-    expect({ status, answer }).toEqual({ status: 400, answer: { error: 400, message } });
   });
 
   it('should refuse an endpoint on loopback without WEBHOOK_ALLOWED_NETWORKS (400 naming it), and save it with', async () => {
@@ -622,32 +595,6 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     });
   });
 
-  it.each([
-    [{ since: '2026-01-01' }, 'since must be an RFC 3339 date-time'],
-    [{ since: '1700000000' }, 'since must be an RFC 3339 date-time'],
-    [{ since: 1700000000 }, 'since must be an RFC 3339 date-time'],
-    [{ since: 'Jan 1 2026' }, 'since must be an RFC 3339 date-time'],
-    [{ since: '2026-01-01T00:00:00' }, 'since must be an RFC 3339 date-time'],
-    [{ since: '2026-02-30T00:00:00Z' }, 'since must be an RFC 3339 date-time'],
-    [{ since: '2026-01-01T00:00:00Z', until: '2026-01-02' }, 'until must be an RFC 3339 date-time'],
-  ])('should refuse recover %j: RFC 3339 date-times only', async (body, message) => {
-    await start();
-    const { id } = (await admin('/webhooks/endpoints', { method: 'POST', body: { url: 'http://127.0.0.1:9/a' } }))
-      .body as EndpointBody;
-    expect((await admin(`/webhooks/endpoints/${id}/recover`, { method: 'POST', body })).body).toEqual({
-      error: 400,
-      message,
-    });
-    expect(
-      (
-        await admin(`/webhooks/endpoints/${id}/recover`, {
-          method: 'POST',
-          body: { since: '2026-01-01t00:00:00.123456+01:00', until: '2099-01-01T00:00:00Z' },
-        })
-      ).body,
-    ).toEqual({ queued: 0 });
-  });
-
   it('should cap API endpoints at WEBHOOK_MAX_ENDPOINTS, disabled ones counted, config ones not, under concurrent creates', async () => {
     const env = { WEBHOOK_MAX_ENDPOINTS: '3', WEBHOOK_URLS: 'http://127.0.0.1:9/config', WEBHOOK_SECRET: makeSecret() };
     await start(env);
@@ -693,5 +640,74 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     } finally {
       await second?.destroy();
     }
+  });
+
+  describe('refusing a request (one service for every case)', () => {
+    beforeAll(async () => {
+      shared = true;
+      await start();
+    });
+    afterAll(async () => {
+      shared = false;
+      await stop();
+    });
+
+    it.each([
+      [{ url: 'ftp://127.0.0.1/x' }, 'url must be an absolute http(s) URL'],
+      [
+        { url: 'http://user:pw@127.0.0.1/x' },
+        'url must not hold credentials (user:password@); receivers verify the signature instead',
+      ],
+      [{ url: 'http://127.0.0.1/x#frag' }, 'url must not have a fragment (#…)'],
+      [
+        { url: `http://127.0.0.1/${'x'.repeat(2048)}`, description: 'a URL of 2,066 characters' },
+        'url must be at most 2048 characters',
+      ],
+      [
+        { url: `http://127.0.0.1/${'é'.repeat(400)}`, description: '417 characters, 2,417 once percent-encoded' },
+        'url must be at most 2048 characters once normalised',
+      ],
+      [{ url: 'http://169.254.169.254/latest/meta-data' }, BLOCKED],
+      [{ url: 'http://0xa9fea9fe/latest/meta-data' }, BLOCKED],
+      [{ url: 'http://[::ffff:169.254.169.254]/latest/meta-data' }, BLOCKED],
+      [{ url: 'http://[fd00:ec2::254]/latest/meta-data' }, BLOCKED],
+      [{ url: 'http://[fe80::1]/x' }, BLOCKED],
+      [{ url: 'http://10.0.0.1/x' }, BLOCKED],
+      [{ url: 'http://[64:ff9b::a00:1]/x' }, BLOCKED],
+      [{}, 'url is required'],
+      [
+        { url: 'http://127.0.0.1/x', description: 5, disabled: 'no' },
+        'description must be a string; disabled must be true or false',
+      ],
+    ])('should refuse a body (%#) with a 400 naming the field: %p', async (body, message) => {
+      const { status, body: answer } = await admin('/webhooks/endpoints', { method: 'POST', body });
+      expect({ status, answer }).toEqual({ status: 400, answer: { error: 400, message } });
+    });
+
+    it.each([
+      [{ since: '2026-01-01' }, 'since must be an RFC 3339 date-time'],
+      [{ since: '1700000000' }, 'since must be an RFC 3339 date-time'],
+      [{ since: 1700000000 }, 'since must be an RFC 3339 date-time'],
+      [{ since: 'Jan 1 2026' }, 'since must be an RFC 3339 date-time'],
+      [{ since: '2026-01-01T00:00:00' }, 'since must be an RFC 3339 date-time'],
+      [{ since: '2026-02-30T00:00:00Z' }, 'since must be an RFC 3339 date-time'],
+      [{ since: '2026-01-01T00:00:00Z', until: '2026-01-02' }, 'until must be an RFC 3339 date-time'],
+    ])('should refuse recover %j: RFC 3339 date-times only', async (body, message) => {
+      const { id } = (
+        await admin('/webhooks/endpoints', { method: 'POST', body: { url: `http://127.0.0.1:9/${randomUUID()}` } })
+      ).body as EndpointBody;
+      expect((await admin(`/webhooks/endpoints/${id}/recover`, { method: 'POST', body })).body).toEqual({
+        error: 400,
+        message,
+      });
+      expect(
+        (
+          await admin(`/webhooks/endpoints/${id}/recover`, {
+            method: 'POST',
+            body: { since: '2026-01-01t00:00:00.123456+01:00', until: '2099-01-01T00:00:00Z' },
+          })
+        ).body,
+      ).toEqual({ queued: 0 });
+    });
   });
 });
