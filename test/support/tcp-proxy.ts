@@ -10,6 +10,8 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private frozen: 'both' | 'answers' | undefined;
   port = 0;
+  /** What clients sent while frozen both ways (which never reached the server), as latin1 text. */
+  dropped = '';
 
   constructor(
     private readonly targetHost: string,
@@ -25,7 +27,10 @@ export class TcpProxy {
         socket.on('error', () => socket.destroy());
       }
       // Bytes that arrive while frozen are dropped, as a hung server or a partition would lose them.
-      client.on('data', (chunk: Buffer) => void (this.frozen === 'both' || upstream.write(chunk)));
+      client.on('data', (chunk: Buffer) => {
+        if (this.frozen === 'both') this.dropped += chunk.toString('latin1');
+        else upstream.write(chunk);
+      });
       upstream.on('data', (chunk: Buffer) => void (this.frozen !== undefined || client.write(chunk)));
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
