@@ -12,11 +12,10 @@ const columnList = (names: readonly string[]) => sql.join(names.map((column) => 
 const MAX_VANISHED_ROUNDS = 10;
 
 /**
- * PostgreSQL: the batch in one statement and one commit, each value resolved on its own. A lost
- * connection is retried once (the insert is idempotent); a timeout is not (the server took the batch,
- * a retry would wait as long again); any other failure splits the batch in halves, one after the
- * other, so a row the server refuses fails alone, at about 2·log2(n) statements on one connection,
- * never n transactions at once on the pool.
+ * PostgreSQL: the batch in one statement and one commit, each value resolved on its own. A lost connection
+ * is retried once (the insert is idempotent); a timeout is not (the server took the batch, a retry would
+ * wait as long again); any other failure splits the batch in halves, one after the other, so a row the
+ * server refuses fails alone, at about 2·log2(n) statements on one connection, not n at once on the pool.
  */
 export async function storeBatchPostgres<Value extends Keyed, Row extends Keyed>(
   on: TableOnStore<Value, Row>,
@@ -70,9 +69,8 @@ async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
   const vanished = values.filter((_value, i) => results[i] === undefined);
   if (vanished.length === 0) return results as Outcome<Value>[];
   if (round >= MAX_VANISHED_ROUNDS) {
-    const failure = new StorageError(`PostgreSQL failed to store ${what}`, {
-      cause: new Error(`rows kept vanishing for ${round} rounds`),
-    });
+    const cause = new Error(`rows kept vanishing for ${round} rounds`);
+    const failure = new StorageError(`PostgreSQL failed to store ${what}`, { cause });
     return results.map((result) => result ?? failure);
   }
   const retried = await insertOrCompare(on, vanished, round + 1);
@@ -80,10 +78,10 @@ async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
 }
 
 /**
- * One autocommitted statement: `INSERT … SELECT FROM unnest(…)` (an array per column) as the CTE
- * `inserted`, then the events port's CTEs, which read it. Rows go in id order, so two batches with ids
- * in common lock them in the same order and cannot deadlock. The values being arrays, its text is
- * fixed (`fixedText`): a prepared statement, parsed and planned once per connection.
+ * One autocommitted statement: `INSERT … SELECT FROM unnest(…)` (an array per column) as the CTE `inserted`,
+ * then the events port's CTEs, which read it. Rows go in id order, so two batches with ids in common lock
+ * them in the same order and cannot deadlock. Its text is fixed (the values are arrays): `fixedText`, a
+ * prepared statement parsed and planned once per connection.
  */
 async function insertBatch<Value extends Keyed, Row extends Keyed>(
   { database, table, columns }: TableOnStore<Value, Row>,

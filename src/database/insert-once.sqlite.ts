@@ -9,10 +9,9 @@ import { StatementResult, Transaction } from './transaction';
 type Done<Value> = { outcomes: Outcome<Value>[]; committed?: Transaction };
 
 /**
- * SQLite: the batch's writes in one `BEGIN IMMEDIATE` transaction (a busy file retried off the event
- * loop), synchronously, with one commit and one fsync. When the file cannot be written (still busy,
- * full, failing), every write fails with a 503; any other failure is taken to be one write's own, and
- * each write runs alone so that only it fails.
+ * SQLite: the batch's writes in one `BEGIN IMMEDIATE` transaction (a busy file retried off the event loop),
+ * synchronously, one commit and one fsync. When the file cannot be written (still busy, full, failing),
+ * every write fails with a 503; any other failure is taken to be one write's own: each runs alone.
  */
 export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
   on: TableOnStore<Value, Row>,

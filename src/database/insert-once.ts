@@ -25,9 +25,8 @@ export interface InsertOnceTable<Value extends Keyed, Row extends Keyed> {
   /** The feature's events port: what commits with each new row (never for a replay or a conflict). */
   readonly events?: CreatedEventsPort<Value>;
   /**
-   * Group commit, for a write path the bench shows is hot: on SQLite the creates and deletes gathered
-   * over the event loop's turns, in the order they came, share one `BEGIN IMMEDIATE` and one fsync; on
-   * PostgreSQL the creates of a turn share one statement. Without it each create is a batch of one.
+   * Group commit, for a write path the bench shows is hot: SQLite's creates and deletes gathered over the
+   * event loop's turns share one `BEGIN IMMEDIATE` and fsync, in order; PostgreSQL's creates of a turn one statement.
    */
   readonly groupCommit?: boolean;
 }
@@ -66,11 +65,10 @@ export interface TableOnStore<Value extends Keyed, Row extends Keyed> {
 const MAX_BATCH = 500;
 
 /**
- * The create rule of an int64-keyed resource whose key the client chooses: store the row, or, when
- * its id is stored, answer a replay if the stored row is the same and `conflict` (a 409) if not.
- * Nothing is overwritten, and the primary key settles concurrent creates, so it holds across
- * instances. New rows commit with what the events port adds. Also the read by id, and the delete.
- * A create is a batch of one: `storeBatchSqlite` or `storeBatchPostgres`.
+ * The create rule of an int64-keyed resource whose key the client chooses: store the row, or, when its
+ * id is stored, answer a replay if the stored row is the same and `conflict` (a 409) if not. Nothing is
+ * overwritten, and the primary key settles concurrent creates, so it holds across instances. A create
+ * is a batch of one (`storeBatchSqlite`, `storeBatchPostgres`).
  */
 export class InsertOnce<Value extends Keyed, Row extends Keyed> {
   private readonly on: TableOnStore<Value, Row>;
@@ -107,7 +105,7 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
     return this.on.valueOf(stored);
   }
 
-  /** Resolves whether there was a row; not retried after a lost connection (a committed delete would answer "not found"). */
+  /** Whether a row was removed; not retried after a lost connection (a committed delete would then say "not found"). */
   async delete(id: bigint): Promise<boolean> {
     if (this.batcher !== undefined && this.sqlite) return (await this.batcher.submit({ remove: id })) as boolean;
     const { database, table, queries } = this.on;
@@ -127,7 +125,6 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
   }
 }
 
-/** Any table of any resource, for queries built from its description. */
 type AnyTables = Record<string, Record<string, unknown>>;
 
 /** The per-row statements, each compiled once: SQLite's insert of one row, the read by id, the delete. */

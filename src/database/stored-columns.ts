@@ -25,11 +25,10 @@ type Conversions = Partial<Record<ColumnType, Convert>>;
 const toNumber: Convert = (value) => (typeof value === 'bigint' ? Number(value) : value);
 
 /*
- * What each store needs besides its driver's own conversions, so a row reads back as it was written;
- * each leaves null (and a value already right) as it is. SQLite's connections read every INTEGER as a
- * bigint (safe integers, for exact int64 ids) and a flag as 0/1, and cannot bind a boolean or a Date
- * (a time is ISO 8601 text there). pg reads an int8 as its text (never a rounded double), and takes a
- * bigint in an array as its text.
+ * Each store's conversions besides its driver's own, so a row reads back as written (null and a value
+ * already right pass as they are). SQLite reads every INTEGER as a bigint (safe integers: exact int64 ids)
+ * and a flag as 0/1, and binds no boolean or Date (a time is ISO 8601 text). pg reads an int8 as its text
+ * (never a rounded double), and takes a bigint in an array as its text.
  */
 const READ: Record<Database['kind'], Conversions> = {
   sqlite: {
