@@ -58,20 +58,21 @@ function apply<Value extends Keyed, Row extends Keyed>(
   writes: readonly Write<Value>[],
 ): Done<Value> {
   const run = <R>(query: Parameters<Transaction['execute']>[0]) => tx.execute(query) as StatementResult<R>;
+  const { toRow, same, conflict, events } = table;
   const inserted: Value[] = [];
   const outcomes = writes.map((write): Outcome<Value> => {
     if ('remove' in write) return run(queries.remove({ id: write.remove })).affectedRows === 1;
     const value = write.create;
-    if (run(queries.insert(columns.stored(table.toRow(value)))).affectedRows === 1) {
+    if (run(queries.insert(columns.stored(toRow(value)))).affectedRows === 1) {
       inserted.push(value);
       return { value, created: true };
     }
     const stored = valueOf(run<StoredRow>(queries.byId({ id: value.id })).rows[0]);
-    return table.same(stored, value) ? { value: stored, created: false } : table.conflict(value);
+    return same(stored, value) ? { value: stored, created: false } : conflict(value);
   });
-  if (inserted.length === 0 || table.events === undefined) return { outcomes };
+  if (inserted.length === 0 || events === undefined) return { outcomes };
   // A promise here would finish after the commit: the port's contract forbids it on SQLite.
-  if (table.events.created(tx, inserted) instanceof Promise) {
+  if (events.created(tx, inserted) instanceof Promise) {
     throw new Error('An events port must record synchronously in an SQLite transaction');
   }
   return { outcomes, committed: tx };
