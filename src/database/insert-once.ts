@@ -9,6 +9,9 @@ import { ColumnsOf, StoredColumns } from './stored-columns';
 import { Transaction } from './transaction';
 import { TurnBatcher } from './turn-batcher';
 
+/** What InsertOnce stores: values and rows keyed by an int64 `id`. */
+export type Keyed = { readonly id: bigint };
+
 /** A resource's table, as `InsertOnce` stores it; `Row` is typed plainly (`count: number`), the same on both stores. */
 export interface InsertOnceTable<Value extends Keyed, Row extends Keyed> {
   /** The value as a failure names it: "SQLite failed to store <what>" (`a plant`). */
@@ -44,7 +47,6 @@ export interface CreatedEventsPort<Created> {
   createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Created[]): StatementAddition;
 }
 
-export type Keyed = { readonly id: bigint };
 /** A row as a driver returns it, before `StoredColumns.read`. */
 export type StoredRow = Record<string, unknown>;
 /** A write of a batch: a create, or (SQLite's group commit) a delete. */
