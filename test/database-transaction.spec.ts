@@ -70,6 +70,33 @@ describeOnEachDatabase('Database.transaction on %s', PLANTS_MIGRATIONS, (databas
     expect(await names()).toEqual([]);
   });
 
+  it("should roll back and reject work that caught a statement's error and carried on, on both stores alike", async () => {
+    // PostgreSQL aborts a transaction at a failed statement and answers its COMMIT with a ROLLBACK:
+    // resolving here would tell the caller that its writes are stored when none is.
+    const carriedOn = database().transaction('store two plants', async (tx) => {
+      await tx.execute(insert(1n, 'Aloe'));
+      for (const [id, name] of [
+        [1n, 'Aloe again'],
+        [2n, 'Fern'], // PostgreSQL refuses it too: the transaction is aborted
+      ] as const) {
+        try {
+          await tx.execute(insert(id, name));
+        } catch {
+          // carried on
+        }
+      }
+      return 'stored';
+    });
+    await expect(carriedOn).rejects.toThrow(/^(SQLite|PostgreSQL) failed to store two plants$/);
+    await expect(carriedOn.catch((error: Error) => error.cause)).resolves.toMatchObject({
+      code: expect.stringMatching(/^(SQLITE_CONSTRAINT_PRIMARYKEY|23505)$/),
+    });
+    expect(await names()).toEqual([]);
+    // The store is usable afterwards (the connection or the turn was given back).
+    await database().transaction('store a plant', (tx) => tx.execute(insert(3n, 'Ivy')));
+    expect(await names()).toEqual(['Ivy']);
+  });
+
   it('should run transactions that take the same lock one after the other', async () => {
     const count = database()
       .kysely.selectFrom('plants')

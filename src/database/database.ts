@@ -39,7 +39,9 @@ export abstract class Database {
    * one to end (SQLite) or run outside it.
    *
    * Driver errors (a statement's, BEGIN's, COMMIT's) become the port's, as for `execute`; what `work`
-   * throws itself passes as it is (it may catch a statement's error and decide).
+   * throws itself passes as it is. A failed statement fails the transaction on both stores (PostgreSQL
+   * aborts it): `work` may catch the error to throw its own, but work that carries on is rolled back
+   * and rejected with the statement's error.
    */
   abstract transaction<T>(
     action: string,

@@ -153,14 +153,18 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     // unheard, that would end the process. The statement in flight fails with it anyway.
     const onError = (error: Error) => (failure ??= error);
     client.on('error', onError);
-    // What the driver threw (here or through `tx`) is translated; what `work` threw itself passes.
+    // What the driver threw (here or through `tx`) is translated; what `work` threw itself passes. A
+    // failed statement aborts the transaction on the server: work that caught it and carried on is
+    // rejected with it rather than resolved over a COMMIT that rolled back.
+    let statementFailure: unknown;
     const execute = <Row>(query: CompiledQuery<Row>) =>
       this.run(client, query).catch((error: unknown) => {
-        throw driverError(error);
+        throw (statementFailure ??= driverError(error));
       });
     try {
       await execute(CompiledQuery.raw(begin.join('; ')));
       const result = await work({ execute });
+      if (statementFailure !== undefined) throw statementFailure as Error; // a driver error, translated below
       await execute(COMMIT);
       return result;
     } catch (error) {

@@ -211,7 +211,11 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     action: string,
     work: (tx: Transaction) => T | Promise<T>,
   ): Promise<T> {
+    // A statement that failed fails the transaction, as on PostgreSQL (which aborts it there): work that
+    // caught the error and carried on is rolled back and rejected with it, never half committed.
+    let statementFailure: unknown;
     const commit = (result: T): T => {
+      if (statementFailure !== undefined) throw statementFailure as Error; // a driver error, translated below
       try {
         connection.exec('COMMIT');
       } catch (error) {
@@ -231,7 +235,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
         try {
           return runCompiled(connection, query);
         } catch (error) {
-          throw driverError(error);
+          throw (statementFailure ??= driverError(error));
         }
       },
     };
