@@ -8,7 +8,10 @@ import { StatementResult, Transaction, TransactionOptions } from './transaction'
  * opened, migrated and closed by `DatabaseModule`: features use it and never open their own.
  */
 export abstract class Database {
-  /** Which store, for the few queries that must differ (`InsertOnce`): one method per store, picked on `kind`. */
+  /**
+   * Which store, for what must differ (`InsertOnce`'s batch, `StoredColumns`' conversions, the webhooks'
+   * `StoreClock` and queue claim): one method or function per store, picked on `kind`.
+   */
   abstract readonly kind: 'sqlite' | 'postgres';
 
   /** Where the data lives, for the start-up log, never with a credential: a file, or host:port/database. */

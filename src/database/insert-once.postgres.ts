@@ -48,7 +48,7 @@ async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
 ): Promise<Outcome<Value>[]> {
   const { what, same, conflict } = on.table;
   const stored = new Map<bigint, Value>();
-  const keep = (rows: StoredRow[]) => rows.map(on.valueOf).forEach((value) => stored.set(value.id, value));
+  const keep = (rows: StoredRow[]) => rows.map(on.fromStored).forEach((value) => stored.set(value.id, value));
   keep(await insertBatch(on, values));
   const created = new Set(stored.keys());
   const missing = values.filter((value) => !stored.has(value.id)).map((value) => value.id.toString());

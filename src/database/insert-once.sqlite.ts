@@ -53,7 +53,7 @@ export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
  * its read, and an event exists exactly when its row was inserted.
  */
 function apply<Value extends Keyed, Row extends Keyed>(
-  { table, columns, queries, valueOf }: TableOnStore<Value, Row>,
+  { table, columns, queries, fromStored }: TableOnStore<Value, Row>,
   tx: Transaction,
   writes: readonly Write<Value>[],
 ): Done<Value> {
@@ -67,7 +67,7 @@ function apply<Value extends Keyed, Row extends Keyed>(
       inserted.push(value);
       return { value, created: true };
     }
-    const stored = valueOf(run<StoredRow>(queries.byId({ id: value.id })).rows[0]);
+    const stored = fromStored(run<StoredRow>(queries.byId({ id: value.id })).rows[0]);
     return same(stored, value) ? { value: stored, created: false } : conflict(value);
   });
   if (inserted.length === 0 || events === undefined) return { outcomes };

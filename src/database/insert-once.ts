@@ -60,7 +60,7 @@ export interface TableOnStore<Value extends Keyed, Row extends Keyed> {
   readonly table: InsertOnceTable<Value, Row>;
   readonly columns: StoredColumns<Row>;
   readonly queries: ReturnType<typeof tableQueries>;
-  readonly valueOf: (stored: StoredRow) => Value;
+  readonly fromStored: (stored: StoredRow) => Value;
 }
 
 /** Writes per batch at most: bounds how long one SQLite commit holds the event loop, and one PostgreSQL statement's work. */
@@ -80,7 +80,7 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
   constructor(database: Database, table: InsertOnceTable<Value, Row>) {
     const columns = new StoredColumns(database.kind, table.columns);
     const queries = tableQueries(database.kysely.$extendTables<AnyTables>(), table.table, columns.names);
-    this.on = { database, table, columns, queries, valueOf: (stored) => table.fromRow(columns.read(stored)) };
+    this.on = { database, table, columns, queries, fromStored: (stored) => table.fromRow(columns.read(stored)) };
     this.sqlite = database.kind === 'sqlite';
     if (table.groupCommit) {
       // SQLite gathers until a turn brings nothing new: each commit blocks the loop for an fsync.
@@ -99,12 +99,12 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
 
   async get(id: bigint): Promise<Value | undefined> {
     const { rows } = await this.on.database.execute(`read ${this.on.table.what}`, this.on.queries.byId({ id }));
-    return rows.length === 0 ? undefined : this.valueOf(rows[0]);
+    return rows.length === 0 ? undefined : this.fromStored(rows[0]);
   }
 
   /** The value of a row of this table as the store returned it, from a query of the feature's own (a page). */
-  valueOf(stored: StoredRow): Value {
-    return this.on.valueOf(stored);
+  fromStored(stored: StoredRow): Value {
+    return this.on.fromStored(stored);
   }
 
   /** Whether a row was removed; not retried after a lost connection (a committed delete would then say "not found"). */

@@ -28,7 +28,7 @@ const toNumber: Convert = (value) => (typeof value === 'bigint' ? Number(value) 
  * Each store's conversions besides its driver's own, so a row reads back as written (null and a value
  * already right pass as they are). SQLite reads every INTEGER as a bigint (safe integers: exact int64 ids)
  * and a flag as 0/1, and binds no boolean or Date (a time is ISO 8601 text). pg reads an int8 as its text
- * (never a rounded double), and takes a bigint in an array as its text.
+ * (never a rounded double); a bigint goes to it as its text, exact, as pg would send it anyway.
  */
 const READ: Record<Database['kind'], Conversions> = {
   sqlite: {

@@ -29,6 +29,8 @@ export type IntegerColumn = ColumnType<number | bigint, number, number>;
 
 /**
  * A flag column (`BOOLEAN` on PostgreSQL, `INTEGER` 0/1 on SQLite, which has no boolean): read as a
- * boolean from PostgreSQL and 0n/1n from SQLite; `InsertOnce` (its `boolean` columns) makes either a boolean.
+ * boolean from PostgreSQL and 0n/1n from SQLite; `InsertOnce` (its `boolean` columns) makes either a
+ * boolean. A query of your own writes it as `sql.lit(true)` / `sql.lit(false)`, which both stores take
+ * (better-sqlite3 cannot bind a boolean).
  */
 export type BooleanColumn = ColumnType<boolean | bigint, boolean | number, boolean | number>;

@@ -8,7 +8,7 @@ export interface BooleanPropertyOptions {
 }
 
 /**
- * A true/false property of a request body (a `boolean` column on both stores), documented as a
+ * A true/false property of a request body (a `BOOLEAN` column on PostgreSQL, an `INTEGER` 0/1 on SQLite), documented as a
  * boolean: "done is required" when absent (or null, if required), "done must be true or false" for
  * anything else ("true", 1), the webhooks' wording. Describe it with a JSDoc comment (and `@example`).
  */

@@ -16,7 +16,7 @@ interface PlantRow {
   tag: string | null;
 }
 
-/** A row of the plants table as the store returns it (`InsertOnce.valueOf` reads it). */
+/** A row of the plants table as the store returns it (`InsertOnce.fromStored` reads it). */
 type StoredPlantRow = Record<string, unknown>;
 
 /**
@@ -88,7 +88,7 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   async list({ limit, after }: PageQuery): Promise<Plant[]> {
     const query = after === undefined ? this.queries.firstPage({ limit }) : this.queries.pageAfter({ after, limit });
     const { rows } = await this.database.execute('read plants', query);
-    return rows.map((row) => this.plants.valueOf(row));
+    return rows.map((row) => this.plants.fromStored(row));
   }
 
   get(id: bigint): Promise<Plant | undefined> {
