@@ -1,8 +1,8 @@
-import { ArgumentMetadata, BadRequestException, INestApplication } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
-import { RequestValidationPipe } from '../../validation/request-validation.pipe';
+import { bodyValidation } from '../../../test/support/body-validation';
 import { BooleanProperty } from './boolean-property.decorator';
 
 class NewTask {
@@ -13,20 +13,8 @@ class NewTask {
   urgent?: boolean;
 }
 
-const BODY: ArgumentMetadata = { type: 'body', metatype: NewTask, data: '' };
-
 describe.each(['compiled', 'stock'] as const)('BooleanProperty with the %s pipe', (mode) => {
-  const pipe = new RequestValidationPipe(mode);
-  const validate = async (body: unknown) => pipe.transform(body, BODY);
-  const messageFor = async (body: unknown): Promise<string> => {
-    try {
-      await validate(body);
-    } catch (error) {
-      expect(error).toBeInstanceOf(BadRequestException);
-      return (error as Error).message;
-    }
-    throw new Error('the body was accepted');
-  };
+  const { validate, messageFor } = bodyValidation(mode, NewTask);
 
   it('should hand on a valid body, an absent optional flag absent', async () => {
     await expect(validate({ done: false })).resolves.toEqual({ done: false });

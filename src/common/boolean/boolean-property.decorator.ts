@@ -1,6 +1,6 @@
-import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, ValidateIf } from 'class-validator';
+import { IsBoolean } from 'class-validator';
+import { bodyProperty } from '../body/body-property';
 
 export interface BooleanPropertyOptions {
   /** May be absent (never null: `"done": null` is "done must be true or false"). Required by default. */
@@ -17,11 +17,5 @@ export function BooleanProperty({ optional = false }: BooleanPropertyOptions = {
     IsBoolean({ message: '$property must be true or false' }),
     ApiProperty({ type: 'boolean', required: !optional }),
   ];
-  return (target, property) =>
-    applyDecorators(
-      ...rules,
-      optional
-        ? ValidateIf((body: Record<string | symbol, unknown>) => body[property] !== undefined)
-        : IsDefined({ message: '$property is required' }),
-    )(target, property);
+  return bodyProperty(optional, rules);
 }

@@ -1,8 +1,8 @@
-import { ArgumentMetadata, BadRequestException, INestApplication } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
-import { RequestValidationPipe } from '../../validation/request-validation.pipe';
+import { bodyValidation } from '../../../test/support/body-validation';
 import { Int64Property } from '../int64/int64-property.decorator';
 import { IntegerProperty } from './integer-property.decorator';
 
@@ -17,21 +17,10 @@ class NewCrate {
   tilt?: number;
 }
 
-const BODY: ArgumentMetadata = { type: 'body', metatype: NewCrate, data: '' };
 const COUNT = 'count must be an integer between 1 and 10000';
 
 describe.each(['compiled', 'stock'] as const)('IntegerProperty with the %s pipe', (mode) => {
-  const pipe = new RequestValidationPipe(mode);
-  const validate = async (body: unknown) => pipe.transform(body, BODY);
-  const messageFor = async (body: unknown): Promise<string> => {
-    try {
-      await validate(body);
-    } catch (error) {
-      expect(error).toBeInstanceOf(BadRequestException);
-      return (error as Error).message;
-    }
-    throw new Error('the body was accepted');
-  };
+  const { validate, messageFor } = bodyValidation(mode, NewCrate);
 
   it('should hand on a valid body, the integers as numbers, an absent optional one absent', async () => {
     await expect(validate({ id: 7, count: 1 })).resolves.toEqual({ id: 7n, count: 1 });

@@ -1,6 +1,6 @@
-import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined, IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
+import { bodyProperty } from '../body/body-property';
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -34,11 +34,5 @@ export function IntegerProperty({ min, max, optional = false }: IntegerPropertyO
     Max(max, { message }),
     ApiProperty({ type: 'integer', format: 'int32', required: !optional, minimum: min, maximum: max }),
   ];
-  return (target, property) =>
-    applyDecorators(
-      ...rules,
-      optional
-        ? ValidateIf((body: Record<string | symbol, unknown>) => body[property] !== undefined)
-        : IsDefined({ message: '$property is required' }),
-    )(target, property);
+  return bodyProperty(optional, rules);
 }

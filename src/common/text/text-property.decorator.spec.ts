@@ -1,8 +1,8 @@
-import { ArgumentMetadata, BadRequestException, INestApplication } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
-import { RequestValidationPipe } from '../../validation/request-validation.pipe';
+import { bodyValidation } from '../../../test/support/body-validation';
 import { Int64Property } from '../int64/int64-property.decorator';
 import { TextProperty } from './text-property.decorator';
 
@@ -17,20 +17,8 @@ class NewWidget {
   note?: string;
 }
 
-const BODY: ArgumentMetadata = { type: 'body', metatype: NewWidget, data: '' };
-
 describe.each(['compiled', 'stock'] as const)('Int64Property and TextProperty with the %s pipe', (mode) => {
-  const pipe = new RequestValidationPipe(mode);
-  const validate = async (body: unknown) => pipe.transform(body, BODY);
-  const messageFor = async (body: unknown): Promise<string> => {
-    try {
-      await validate(body);
-    } catch (error) {
-      expect(error).toBeInstanceOf(BadRequestException);
-      return (error as Error).message;
-    }
-    throw new Error('the body was accepted');
-  };
+  const { validate, messageFor } = bodyValidation(mode, NewWidget);
 
   it('should hand on a valid body, the id as an exact bigint', async () => {
     await expect(validate({ id: 7, label: 'abcde' })).resolves.toEqual({ id: 7n, label: 'abcde' });

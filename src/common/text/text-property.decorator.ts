@@ -1,6 +1,6 @@
-import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsString, Length, Matches } from 'class-validator';
+import { bodyProperty } from '../body/body-property';
 
 // Unicode text: no NUL, and no unpaired surrogate (which no encoding can store).
 // eslint-disable-next-line no-control-regex -- NUL is exactly what this rule refuses.
@@ -30,11 +30,5 @@ export function TextProperty({ max, min = 1, optional = false }: TextPropertyOpt
     Matches(TEXT, { message: '$property must be Unicode text without NUL characters' }),
     ApiProperty({ type: 'string', required: !optional, minLength: min, maxLength: max, pattern: TEXT.source }),
   ];
-  return (target, property) =>
-    applyDecorators(
-      ...rules,
-      optional
-        ? ValidateIf((body: Record<string | symbol, unknown>) => body[property] !== undefined)
-        : IsDefined({ message: '$property is required' }),
-    )(target, property);
+  return bodyProperty(optional, rules);
 }
