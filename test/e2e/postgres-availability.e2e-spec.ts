@@ -140,7 +140,9 @@ describePostgres('when PostgreSQL hangs (e2e)', () => {
 });
 
 describePostgres('when another session holds a lock on the plants table (e2e)', () => {
-  const QUERY_TIMEOUT_MS = 1000;
+  // Longer than the 5000 ms default, so that waiting at least this long (a lower bound, true however
+  // loaded the machine) shows the configured timeout is the one applied: the default would answer sooner.
+  const QUERY_TIMEOUT_MS = 7000;
   const CREATE_TIMEOUT =
     'The database did not answer in time; the plant may or may not be stored: send the same request again (a replay is safe)';
   const READ_TIMEOUT = 'The database did not answer in time; retry shortly';
@@ -189,8 +191,9 @@ describePostgres('when another session holds a lock on the plants table (e2e)', 
       ...Array.from({ length: 3 }, () => ({ error: 503, message: READ_TIMEOUT })),
     ]);
     // Answered while the lock is still held (it is released below): none waited for its release. Each
-    // waited for the lock up to the timeout, not less, and counted as one timeout.
-    expect(during.filter(({ ms }) => ms < QUERY_TIMEOUT_MS)).toEqual([]);
+    // waited for the lock up to the configured timeout, not less (nor the default's 5000 ms), and
+    // counted as one timeout.
+    expect(during.filter(({ ms }) => ms < QUERY_TIMEOUT_MS).map(({ ms }) => Math.round(ms))).toEqual([]);
     expect(await timeouts()).toBe(7);
     // The lock is still held: the server cancelled those statements, nothing of theirs waits behind it.
     const waiting = await schema.admin(
