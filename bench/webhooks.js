@@ -269,6 +269,11 @@ async function runWebhookBench(helpers) {
         `answer-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms; ` +
         `two endpoints: creates ${two.rps.toFixed(0)} req/s, delivered ${two.deliveredPerSecond.toFixed(0)} events/s, drained in ${two.drainMs.toFixed(0)} ms`,
     );
+    console.log(
+      `webhook (${helpers.store}) round ${round}, ${STEADY_RATE} creates/s: p99 ${steady.latencyP99Ms.toFixed(1)} ms alone, ` +
+        `${hanging.latencyP99Ms.toFixed(1)} ms beside a hanging endpoint (${(hanging.withinOneSecond * 100).toFixed(1)} % within 1 s, ` +
+        `${hanging.hangingHeld} sends held, ${(hanging.elapsedMs / 1000).toFixed(1)} s)`,
+    );
   }
   const pick = (f) => helpers.median(rounds.map(f));
   const summary = {
