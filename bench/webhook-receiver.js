@@ -3,14 +3,22 @@
 // loop does not slow its answers): answers 200 at once, notes when each plant's first event arrived
 // (Unix ms, sub-millisecond), and reports to its parent over IPC. With BENCH_FAIL_EVERY=n it answers
 // 500 to the first attempt of every n-th plant (its event counts as arrived when a retry is accepted).
+// With BENCH_HANG=1 it accepts every connection and request and never answers: each send waits for
+// the service's timeout; `count` is the requests it holds. At `stop` it closes them, so that the
+// bench does not wait on them.
 const { createServer } = require('node:http');
 const { performance } = require('node:perf_hooks');
 
 const failEvery = Number(process.env.BENCH_FAIL_EVERY ?? 0);
+const hang = process.env.BENCH_HANG === '1';
 const refused = new Set();
 const receivedAt = {};
 let count = 0;
 const server = createServer((request, response) => {
+  if (hang) {
+    count += 1;
+    return;
+  }
   let body = '';
   request.on('data', (chunk) => (body += chunk));
   request.on('end', () => {
@@ -29,5 +37,8 @@ server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }
 process.on('message', (message) => {
   if (message === 'count') process.send({ count, distinct: Object.keys(receivedAt).length });
   if (message === 'report') process.send({ receivedAt });
-  if (message === 'stop') server.close(() => process.exit(0));
+  if (message === 'stop') {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  }
 });

@@ -17,6 +17,16 @@ const STEADY_RATE = 100;
 // the events it accepts beside the ones it refuses.
 const FAILING_RATE = 200;
 const FAIL_EVERY = 50;
+// The endpoint beside a hanging one (measureSteady's `hanging`): the service's defaults, set here so
+// that the figure keeps its meaning if they change. A send waits 15 s for its answer, longer than the
+// run (the hanging endpoint holds its 16 sends in flight throughout; nothing times out), 64 sends in
+// flight per instance, the outbox polled every second beside the wake-up each create's commit gives.
+const HANGING_ENV = {
+  WEBHOOK_TIMEOUT_MS: '15000',
+  WEBHOOK_ENDPOINT_CONCURRENCY: '16',
+  WEBHOOK_CONCURRENCY: '64',
+  WEBHOOK_POLL_INTERVAL_MS: '1000',
+};
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 // The receivers listen on 127.0.0.1, which the service blocks by default with every special-purpose range.
 const webhookEnv = (urls) => ({
@@ -25,11 +35,14 @@ const webhookEnv = (urls) => ({
   WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
 });
 
-/** The subscriber (bench/webhook-receiver.js) in a child process; `ask` sends it a message and awaits the answer. */
-async function startReceiver(failEvery = 0) {
+/**
+ * The subscriber (bench/webhook-receiver.js) in a child process; `ask` sends it a message and awaits
+ * the answer. `failEvery`: it refuses the first attempt of every n-th event; `hang`: it never answers.
+ */
+async function startReceiver({ failEvery = 0, hang = false } = {}) {
   const child = fork(join(__dirname, 'webhook-receiver.js'), {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, BENCH_FAIL_EVERY: String(failEvery) },
+    env: { ...process.env, BENCH_FAIL_EVERY: String(failEvery), BENCH_HANG: hang ? '1' : '0' },
   });
   const ask = (message) =>
     new Promise((resolve) => {
@@ -40,6 +53,7 @@ async function startReceiver(failEvery = 0) {
   return {
     url: `http://127.0.0.1:${port}/hook`,
     distinct: async () => (await ask('count')).distinct,
+    requests: async () => (await ask('count')).count,
     receivedAt: async () => new Map(Object.entries((await ask('report')).receivedAt)),
     close: () => new Promise((resolve) => child.once('exit', resolve) && child.send('stop')),
   };
@@ -136,12 +150,20 @@ async function measureCreates(helpers, webhookUrls = [], receivers = [], rate = 
  * with fetch so its answer time is its own: how soon after the 200 does its event arrive? With
  * `failEvery`, the receiver refuses (500) the first attempt of every `failEvery`-th event; those are
  * left out (they arrive on their retry, 5 s later by the default schedule) and the others measured.
+ * With `hanging`, a second endpoint, listed first, never answers (HANGING_ENV): the receiver's events
+ * are measured beside it, and `hangingHeld` says how many sends it held.
  */
-async function measureSteady(helpers, rate = STEADY_RATE, failEvery = 0) {
+async function measureSteady(helpers, rate = STEADY_RATE, { failEvery = 0, hanging = false } = {}) {
   const { start, stop, freshStore, duration, token } = helpers;
-  const receiver = await startReceiver(failEvery);
+  const receiver = await startReceiver({ failEvery });
+  const hangingReceiver = hanging ? await startReceiver({ hang: true }) : undefined;
   const store = await freshStore(helpers.store);
-  const server = await start('service', { ...store.env, ...webhookEnv([receiver.url]) });
+  const server = await start('service', {
+    ...store.env,
+    ...(hangingReceiver
+      ? { ...webhookEnv([hangingReceiver.url, receiver.url]), ...HANGING_ENV }
+      : webhookEnv([receiver.url])),
+  });
   const answeredAt = new Map();
   const pending = [];
   const accepted = (id) => failEvery === 0 || Number(id) % failEvery !== 0;
@@ -192,11 +214,14 @@ async function measureSteady(helpers, rate = STEADY_RATE, failEvery = 0) {
       withinOneSecond: all.filter((ms) => ms <= 1000).length / all.length,
       accepted: all.length,
       refused: answeredAt.size - expected.length,
+      ...(hangingReceiver ? { hangingHeld: await hangingReceiver.requests() } : {}),
     };
   } finally {
+    // The service first: its shutdown aborts the sends it holds; then the receiver closes what is left.
     await stop(server);
     await store.drop();
     await receiver.close();
+    await hangingReceiver?.close();
   }
 }
 
@@ -233,12 +258,21 @@ async function runWebhookBench(helpers) {
     const steady = await measureSteady(helpers);
     // The same rate with a receiver that accepts everything: what the failing run is compared with.
     const control = await measureSteady(helpers, FAILING_RATE);
-    const failing = await measureSteady(helpers, FAILING_RATE, FAIL_EVERY);
-    rounds.push({ off, healthy, two, paced, dead, steady, control, failing });
+    const failing = await measureSteady(helpers, FAILING_RATE, { failEvery: FAIL_EVERY });
+    // The steady rate again, beside an endpoint that never answers; timed, for what it adds to a run.
+    const hangingBegun = performance.now();
+    const hanging = await measureSteady(helpers, STEADY_RATE, { hanging: true });
+    hanging.elapsedMs = performance.now() - hangingBegun;
+    rounds.push({ off, healthy, two, paced, dead, steady, control, failing, hanging });
     console.log(
       `webhook (${helpers.store}) round ${round}: creates off ${off.rps.toFixed(0)}, healthy ${healthy.rps.toFixed(0)}, dead ${dead.rps.toFixed(0)} req/s; ` +
         `answer-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms; ` +
         `two endpoints: creates ${two.rps.toFixed(0)} req/s, delivered ${two.deliveredPerSecond.toFixed(0)} events/s, drained in ${two.drainMs.toFixed(0)} ms`,
+    );
+    console.log(
+      `webhook (${helpers.store}) round ${round}, ${STEADY_RATE} creates/s: p99 ${steady.latencyP99Ms.toFixed(1)} ms alone, ` +
+        `${hanging.latencyP99Ms.toFixed(1)} ms beside a hanging endpoint (${(hanging.withinOneSecond * 100).toFixed(1)} % within 1 s, ` +
+        `${hanging.hangingHeld} sends held, ${(hanging.elapsedMs / 1000).toFixed(1)} s)`,
     );
   }
   const pick = (f) => helpers.median(rounds.map(f));
@@ -272,6 +306,14 @@ async function runWebhookBench(helpers) {
     steadySendToReceiptP50Ms: pick((r) => r.steady.latencyP50Ms),
     steadySendToReceiptP99Ms: pick((r) => r.steady.latencyP99Ms),
     steadyFirstSecondP99Ms: pick((r) => r.steady.firstSecondP99Ms),
+    steadyWithinOneSecond: pick((r) => r.steady.withinOneSecond),
+    besideHangingP50Ms: pick((r) => r.hanging.latencyP50Ms),
+    besideHangingP99Ms: pick((r) => r.hanging.latencyP99Ms),
+    besideHangingFirstSecondP99Ms: pick((r) => r.hanging.firstSecondP99Ms),
+    besideHangingWithinOneSecond: pick((r) => r.hanging.withinOneSecond),
+    besideHangingHeldSends: pick((r) => r.hanging.hangingHeld),
+    besideHangingElapsedMs: pick((r) => r.hanging.elapsedMs),
+    besideHangingSettings: HANGING_ENV,
     failingRate: FAILING_RATE,
     failingEvery: FAIL_EVERY,
     failingAcceptedWithinOneSecond: pick((r) => r.failing.withinOneSecond),
@@ -311,7 +353,14 @@ async function runWebhookBench(helpers) {
   console.log(
     `At a steady ${STEADY_RATE} creates/s: 200 received to event received p50 ${summary.steadySendToReceiptP50Ms.toFixed(1)} ms, ` +
       `p99 ${summary.steadySendToReceiptP99Ms.toFixed(1)} ms after the first second (in the first second after start-up: ` +
-      `p99 ${summary.steadyFirstSecondP99Ms.toFixed(1)} ms)`,
+      `p99 ${summary.steadyFirstSecondP99Ms.toFixed(1)} ms); ${(summary.steadyWithinOneSecond * 100).toFixed(1)} % within 1 s`,
+  );
+  console.log(
+    `At a steady ${STEADY_RATE} creates/s beside an endpoint that never answers (it held ${summary.besideHangingHeldSends} sends; ` +
+      `WEBHOOK_TIMEOUT_MS ${HANGING_ENV.WEBHOOK_TIMEOUT_MS}): the healthy endpoint's 200 received to event received ` +
+      `p50 ${summary.besideHangingP50Ms.toFixed(1)} ms, p99 ${summary.besideHangingP99Ms.toFixed(1)} ms after the first second ` +
+      `(first second p99 ${summary.besideHangingFirstSecondP99Ms.toFixed(1)} ms); ` +
+      `${(summary.besideHangingWithinOneSecond * 100).toFixed(1)} % within 1 s; the scenario took ${(summary.besideHangingElapsedMs / 1000).toFixed(1)} s`,
   );
   console.log(
     `At a steady ${FAILING_RATE} creates/s, the receiver refusing (500) 1 event in ${FAIL_EVERY}: of the events it accepts, ` +
