@@ -203,7 +203,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     endpointCap: number,
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
-    const now = Date.now();
+    const now = this.clock.now();
     // The lease clock: the wall clock at start-up, then the monotonic clock. A wall clock set forward
     // would expire every lease at once, and the dispatcher would claim again what it is sending.
     const leaseNow = Math.floor(performance.timeOrigin + performance.now());
@@ -260,7 +260,7 @@ export class SqlDispatchQueue implements DispatchQueue {
 
   /** The attempt rows, then every delivery in one statement, each from one JSON parameter (fixed texts). */
   private async recordSqlite(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
-    const now = sql.val(Date.now());
+    const now = this.clock.now();
     const batch = JSON.stringify(recordedRows(results));
     const resultRows = sql`(SELECT CAST(value ->> 'id' AS INTEGER) AS id, value ->> 'token' AS token,
                      CAST(value ->> 'due' AS INTEGER) AS due_at, value ->> 'status' AS status,
@@ -298,25 +298,26 @@ export class SqlDispatchQueue implements DispatchQueue {
   ): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
     const unreadable = this.secretsColumn.heldBack();
+    const now = this.clock.now();
     const { rows } = await tx.execute(
       sql<ClaimedRow & { secrets: string }>`WITH due AS (
           SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
           CROSS JOIN LATERAL (
             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-            WHERE d.endpoint_id = e.id AND ${dueAndFree(PG_NOW, PG_NOW)}
+            WHERE d.endpoint_id = e.id AND ${dueAndFree(now, now)}
             ORDER BY d.next_attempt_at
-            LIMIT greatest(0, ${room(sql`${endpointCap}::int`, PG_NOW)})
+            LIMIT greatest(0, ${room(sql`${endpointCap}::int`, now)})
             FOR UPDATE OF d SKIP LOCKED) c
-          WHERE ${sendable(PG_NOW)} AND NOT (e.id = ANY(${unreadable}::text[]))
+          WHERE ${sendable(now)} AND NOT (e.id = ANY(${unreadable}::text[]))
           ORDER BY c.next_attempt_at
           LIMIT ${limit}::int)
         UPDATE webhook_deliveries AS d
-        SET locked_until = clock_timestamp() + ${leaseMs}::float8 * interval '1 millisecond', lease_token = ${token}::uuid
+        SET locked_until = ${this.clock.fromNow(leaseMs)}, lease_token = ${token}::uuid
         FROM due, webhook_endpoints e, webhook_messages m
         WHERE d.id = due.id AND e.id = d.endpoint_id AND m.id = d.message_id
           -- Checked again on the row as it is now: a record or a disable that committed while this
           -- statement waited for the row must win (READ COMMITTED re-evaluates only this WHERE).
-          AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= clock_timestamp())
+          AND d.status = 'pending' AND ${unheld(now)}
           AND NOT e.disabled
         RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
                   ${this.clock.ms('d.created_at')} AS created_at_ms, ${PG_DUE}::text AS due_at, d.schedule_from`.compile(
@@ -349,7 +350,7 @@ export class SqlDispatchQueue implements DispatchQueue {
   /** Every delivery and attempt row in one `unnest` statement. */
   private async recordPostgres(tx: Transaction, results: readonly RecordedResult[]): Promise<Set<string>> {
     const r = recordedRows(results);
-    const now = sql`clock_timestamp()`;
+    const now = this.clock.now();
     const { rows } = await tx.execute(
       sql<{ id: string }>`WITH r AS (
           SELECT * FROM unnest(${r.map((row) => row.id)}::bigint[], ${r.map((row) => row.token)}::uuid[],
@@ -491,10 +492,9 @@ function healthQuery(db: Kysely<Tables>, clock: StoreClock, ids: readonly string
 type HealthRow = InferResult<ReturnType<typeof healthQuery>>[number];
 
 /*
- * The claim's rules, for both stores' claims: `now` on the store's clock, `leaseNow` on the lease clock
- * (SQLite's own; the server's on PostgreSQL).
+ * The claim's rules, for both stores' claims: `now` on the store's clock (`StoreClock.now`), `leaseNow`
+ * on the lease clock (SQLite's own; the server's on PostgreSQL).
  */
-const PG_NOW = sql.raw('clock_timestamp()');
 /** The endpoint `e` gets sends: enabled, not paused. */
 const sendable = (now: unknown) =>
   sql<boolean>`NOT e.disabled AND (e.paused_until IS NULL OR e.paused_until <= ${now})`;
@@ -502,10 +502,11 @@ const sendable = (now: unknown) =>
 const room = (cap: unknown, leaseNow: unknown) =>
   sql<bigint>`coalesce(e.in_flight_cap, ${cap}) - (SELECT count(*) FROM webhook_deliveries l
                                                   WHERE l.endpoint_id = e.id AND l.locked_until > ${leaseNow})`;
+/** Nobody holds the delivery `d`: no lease, or one run out. */
+const unheld = (leaseNow: unknown) => sql<boolean>`(d.locked_until IS NULL OR d.locked_until <= ${leaseNow})`;
 /** The delivery `d` is due and nobody holds it. */
 const dueAndFree = (now: unknown, leaseNow: unknown) =>
-  sql<boolean>`d.status = 'pending' AND d.next_attempt_at <= ${now}
-               AND (d.locked_until IS NULL OR d.locked_until <= ${leaseNow})`;
+  sql<boolean>`d.status = 'pending' AND d.next_attempt_at <= ${now} AND ${unheld(leaseNow)}`;
 
 /** A claimed delivery's row: ids, counts and times as each store reads them. */
 interface ClaimedRow {
