@@ -1,5 +1,12 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import { HttpException, Injectable, Logger, OnModuleInit, ServiceUnavailableException } from '@nestjs/common';
+import {
+  HttpException,
+  Injectable,
+  Logger,
+  OnModuleDestroy,
+  OnModuleInit,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
 import { AuthFailureLimiter, TooManyAuthFailuresException } from './auth-failure-limiter';
@@ -21,7 +28,7 @@ export const ADMIN_SCOPE = 'webhooks:manage';
  * configured, as a signed JWT.
  */
 @Injectable()
-export class AccessTokenVerifier implements OnModuleInit {
+export class AccessTokenVerifier implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(AccessTokenVerifier.name);
   private digests: Buffer[] = [];
   /**
@@ -65,6 +72,11 @@ export class AccessTokenVerifier implements OnModuleInit {
     }));
   }
 
+  /** Ends the JWKS fetches (the tries of the first, or one in flight): shutdown waits for none. */
+  onModuleDestroy(): void {
+    this.jwt?.stop();
+  }
+
   /**
    * Checks a request's `Authorization` header once: the early hooks and the guard all ask, and the
    * later answers come from the first. Undefined once the credential has passed (its principal is
@@ -73,7 +85,8 @@ export class AccessTokenVerifier implements OnModuleInit {
    *
    * Settled at once on the hot paths, a valid static token and a refused one alike (counted in this
    * process): no promise, no exception, no stack trace. A JWT, or a failure counted in Redis, gives
-   * a promise, which rejects only for what is not a refusal (the identity provider away: 503).
+   * a promise, which rejects only for what is not a refusal (the identity provider away: 503). That
+   * is not counted: an outage would otherwise lock out every client behind one address.
    */
   authenticate(request: VerifiedRequest): Refusal | undefined | Promise<Refusal | undefined> {
     if (this.principals.has(request)) return undefined;

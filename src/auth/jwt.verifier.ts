@@ -15,9 +15,22 @@ export const CLOCK_TOLERANCE = 30;
  */
 export class JwtVerifier {
   private readonly key: KeyObject | JWTVerifyGetKey;
+  private readonly remoteKeys?: RemoteKeys;
 
+  /** With a JWKS URL, starts fetching its keys in the background (`stop` ends that). */
   constructor(private readonly config: JwtConfig) {
-    this.key = config.jwksUrl ? new RemoteKeys(new URL(config.jwksUrl)).getKey : createPublicKey(config.publicKey!);
+    if (config.jwksUrl) {
+      this.remoteKeys = new RemoteKeys(new URL(config.jwksUrl));
+      this.remoteKeys.start();
+      this.key = this.remoteKeys.getKey;
+    } else {
+      this.key = createPublicKey(config.publicKey!);
+    }
+  }
+
+  /** Ends the key fetches (see `RemoteKeys.stop`). */
+  stop(): void {
+    this.remoteKeys?.stop();
   }
 
   /**

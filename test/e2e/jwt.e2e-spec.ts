@@ -1,12 +1,18 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { CryptoKey, exportJWK, exportSPKI, generateKeyPair, JWTPayload, SignJWT } from 'jose';
+import { eventually } from '../support/eventually';
 import { request } from '../support/http';
 import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
 
 const ISSUER = 'https://idp.test/';
 const AUDIENCE = 'plant-store';
 const INVALID = { error: 401, message: 'Bearer token is invalid or expired' };
+const UNAVAILABLE = {
+  error: 503,
+  message:
+    'The identity provider (AUTH_JWKS_URL) is unreachable and the token is signed with a key not known yet; retry shortly',
+};
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -95,11 +101,7 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
       // The static tokens do not depend on the provider.
       expect((await request(`${fresh.url}/plants`, { body: { id: 8, name: 'Static' } })).status).toBe(200);
       await fresh.destroy();
-      expect(res.body).toEqual({
-        error: 503,
-        message:
-          'The identity provider (AUTH_JWKS_URL) is unreachable and the token is signed with a key not known yet; retry shortly',
-      });
+      expect(res.body).toEqual(UNAVAILABLE);
       expect(res.headers.get('www-authenticate')).toBeNull();
     });
   });
@@ -174,4 +176,87 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
       expect(other.body).toEqual(INVALID);
     });
   });
+});
+
+// CONTRACT.md, "Rulings of round 6": no request makes the service fetch the keys of its own while they
+// cannot be fetched; the start-up fetch is tried again after 1 s, 2 s, 4 s… (at most 30 s), and the 503s
+// of the outage are not failed authentications.
+describe('JWT bearer tokens while the identity provider fails from the start (e2e)', () => {
+  let key: CryptoKey;
+  let jwks: Server;
+  let keysServed = false;
+  let up = false;
+  /** When each fetch of the keys arrived (ms). */
+  const fetchedAt: number[] = [];
+  let server: TestApp;
+
+  const plants = (token: string) => request(`${server.url}/plants`, { method: 'GET', auth: `Bearer ${token}` });
+  const sign = () =>
+    new SignJWT({ sub: 'client-1' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'main', typ: 'at+jwt' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
+      .sign(key);
+
+  beforeAll(async () => {
+    ({ privateKey: key } = await generateKeyPair('RS256', { extractable: true }));
+    const { n, e, kty } = await exportJWK(key);
+    const published = JSON.stringify({ keys: [{ n, e, kty, kid: 'main', alg: 'RS256', use: 'sig' }] });
+    jwks = createServer((_req, res) => {
+      fetchedAt.push(Date.now());
+      if (!up) return void res.writeHead(500).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(published, () => (keysServed = true));
+    });
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    server = await createTestApp({
+      AUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/tenant-7/jwks.json?key=hunter2`,
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+      AUTH_FAILURES_PER_MINUTE: '3',
+    });
+  });
+  afterAll(async () => {
+    await server.destroy();
+    await new Promise((resolve) => jwks.close(resolve));
+  });
+
+  it('should answer a burst of JWT-shaped tokens 503, fetching the keys only as the start-up tries allow', async () => {
+    // A header that parses is enough to look like a JWT; a signed token with a key id alike.
+    const bare = `${base64url({ alg: 'RS256' })}.${base64url({})}.x`;
+    const signed = await sign();
+    for (let index = 0; index < 30; index++) {
+      const res = await plants(index % 2 === 0 ? bare : signed);
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual(UNAVAILABLE);
+    }
+    // Each fetch is a try of the start-up schedule: at least 1 s, 2 s, 4 s… after the one before. A
+    // fetch made for a request would come sooner.
+    const gaps = fetchedAt.slice(1).map((at, index) => at - fetchedAt[index]);
+    const scheduled = gaps.map((_gap, index) => Math.min(1000 * 2 ** index, 30_000));
+    expect(gaps.map((gap, index) => gap >= scheduled[index] - 5)).toEqual(scheduled.map(() => true));
+    expect(fetchedAt.length).toBeGreaterThanOrEqual(1);
+    // The log names the provider by its origin, not its path or query.
+    const warning = server.logs.find((line) => line.startsWith("The identity provider's keys"));
+    expect(warning).toMatch(
+      /^The identity provider's keys \(AUTH_JWKS_URL, http:\/\/127\.0\.0\.1:\d+\) could not be fetched \(HTTP 500\): JWTs are answered 503 until they are; next try in \d+ s$/,
+    );
+    expect(server.logs.filter((line) => line.includes('tenant-7') || line.includes('hunter2'))).toEqual([]);
+  });
+
+  it('should not count those 503s as failed authentications', async () => {
+    // 30 answers 503 from this address, past the limit of 3: a bad token is still only the first failure.
+    expect((await plants('wrong')).body).toEqual(INVALID);
+    expect((await plants(TEST_TOKEN)).status).toBe(200);
+    expect((await plants('wrong')).status).toBe(401);
+    expect((await plants('wrong')).status).toBe(401);
+    expect((await plants('wrong')).status).toBe(429); // the limit itself is in force
+  });
+
+  it('should accept tokens once a start-up try fetches the keys', async () => {
+    up = true;
+    await eventually(() => keysServed, 60_000);
+    // The fetch has been answered: a token waits for it if it is still in flight.
+    expect((await plants(await sign())).status).toBe(200);
+  }, 90_000);
 });
