@@ -23,9 +23,12 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
   let jwksUp = true;
   let server: TestApp;
 
-  const sign = (claims: JWTPayload = {}, options: { signer?: CryptoKey; kid?: string; alg?: string } = {}) =>
+  const sign = (
+    claims: JWTPayload = {},
+    options: { signer?: CryptoKey; kid?: string; alg?: string; typ?: string } = {},
+  ) =>
     new SignJWT({ sub: 'client-1', ...claims })
-      .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? 'main' })
+      .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? 'main', typ: options.typ })
       .setIssuer(claims.iss ?? ISSUER)
       .setAudience((claims.aud as string | undefined) ?? AUDIENCE)
       .setIssuedAt()
@@ -141,11 +144,27 @@ describe('JWT bearer tokens (e2e, keys made here, JWKS served on 127.0.0.1)', ()
         return `${token.slice(0, -2)}${last}${token.at(-1)}`;
       },
     ],
+    // RFC 7515 compares a `typ` as a media type; an ID token, or any other, is not an access token.
+    ...['JWT+id', 'id+jwt', 'application/JWT+id', 'logout+jwt', 'secevent+jwt', 'at+jwt+id', 'jwt; x=1'].map(
+      (typ): [string, () => Promise<string>] => [`typ ${typ}`, () => sign({}, { typ })],
+    ),
   ])('should refuse %s with 401 and the Error body', async (_label, makeToken) => {
     const res = await create(await makeToken(), 10);
     expect(res.status).toBe(401);
     expect(res.body).toEqual(INVALID);
     expect(res.headers.get('www-authenticate')).toBe('Bearer realm="plant-store", error="invalid_token"');
+  });
+
+  it.each([
+    ['absent', undefined, 20],
+    ['JWT', 'JWT', 21],
+    ['jwt', 'jwt', 22],
+    ['at+jwt', 'at+jwt', 23],
+    ['at+JWT', 'at+JWT', 24],
+    ['application/at+jwt', 'application/at+jwt', 25],
+    ['Application/JWT', 'Application/JWT', 26],
+  ])('should accept an access token whose typ is %s', async (_label, typ, id) => {
+    expect((await create(await sign({}, { typ }), id)).status).toBe(200);
   });
 
   describe('with a PEM public key instead of a JWKS', () => {
