@@ -13,8 +13,7 @@
  * Each field becomes the data the templates write it from: its domain and DTO types, its preset and
  * JSDoc, its column on both stores, its table and row types, and its example values and 400s.
  */
-const RandExp = require('randexp');
-const ret = require('ret');
+const { examplesOf, longestMatch, offPattern, patternProblem } = require('./patterns');
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -196,6 +195,9 @@ const KINDS = {
       );
     }
     const [first, second] = examplesOf(pattern, max);
+    if (second === undefined) {
+      throw new FieldError(`no two values of at most ${max} characters match ${pattern.source}, to use as examples`);
+    }
     const source = pattern.source;
     const off = offPattern(pattern, first);
     return {
@@ -255,90 +257,6 @@ const KINDS = {
 /** A field's column type on each store, its `InsertOnce` column type, its row and table types (required). */
 function columns(sqlite, postgres, columnType, rowType, tableType = rowType) {
   return { sqliteType: sqlite, postgresType: postgres, columnType, rowType, tableType };
-}
-
-/** The most characters `pattern` matches (Infinity when unbounded), read off its syntax tree. */
-function longestMatch(pattern) {
-  const longest = (token) => {
-    switch (token.type) {
-      case ret.types.ROOT:
-      case ret.types.GROUP:
-        if (token.followedBy || token.notFollowedBy || token.lookBehind) return 0;
-        return Math.max(
-          ...(token.options ?? [token.stack]).map((stack) => stack.reduce((sum, t) => sum + longest(t), 0)),
-        );
-      case ret.types.REPETITION: {
-        const each = longest(token.value);
-        return each === 0 || token.max === 0 ? 0 : (token.max ?? Infinity) * each;
-      }
-      case ret.types.POSITION:
-        return 0;
-      case ret.types.REFERENCE:
-        return Infinity;
-      default:
-        return 1;
-    }
-  };
-  return longest(ret(pattern.source));
-}
-
-/**
- * Why `pattern` cannot be a `PatternProperty`'s, as the preset refuses it when the DTO is declared, or
- * undefined: it must hold the whole value (^ first, $ last, no | outside a group) and be valid with the
- * `u` flag, as JSON Schema reads it.
- */
-function patternProblem(pattern) {
-  try {
-    new RegExp(pattern.source, 'u');
-  } catch {
-    return `the pattern ${pattern.source} is not valid with the u flag, as JSON Schema reads it`;
-  }
-  let root;
-  try {
-    root = ret(pattern.source);
-  } catch (error) {
-    return `the pattern ${pattern.source} cannot be read: ${error.message}`;
-  }
-  const stack = root.stack ?? [];
-  const at = (token, value) => token?.type === ret.types.POSITION && token.value === value;
-  if (!at(stack[0], '^') || !at(stack[stack.length - 1], '$')) {
-    return `the pattern ${pattern.source} must hold the whole value: ^ first, $ last, any | inside a group`;
-  }
-  return undefined;
-}
-
-/**
- * Two values that match `pattern`, of at most `max` characters, for the examples: made by randexp,
- * seeded so the same pattern gives the same examples, and each checked against the pattern itself.
- */
-function examplesOf(pattern, max) {
-  const generator = new RandExp(pattern);
-  let seed = 2463534242;
-  generator.randInt = (from, to) => {
-    seed = (seed * 48271) % 2147483647;
-    return from + (seed % (to - from + 1));
-  };
-  generator.max = 3; // for `*` and `+`: short examples
-  const found = new Set();
-  for (let attempt = 0; attempt < 200 && found.size < 2; attempt++) {
-    const value = generator.gen();
-    // Each also fit for a JSDoc `@example`: no control character, backslash or end of comment.
-    // eslint-disable-next-line no-control-regex -- control characters are what it refuses.
-    if (value.length <= max && pattern.test(value) && !/[\u0000-\u001f\u007f\\]|\*\//.test(value)) found.add(value);
-  }
-  if (found.size < 2) {
-    throw new FieldError(`no two values of at most ${max} characters match ${pattern.source}, to use as examples`);
-  }
-  return [...found];
-}
-
-/** A value no longer than `valid` that misses `pattern`, for its 400, or undefined (e.g. `^.*$`). */
-function offPattern(pattern, valid) {
-  const candidates = [''];
-  for (let i = 0; i < valid.length; i++) {
-    for (const char of ['!', 'a', 'A', '0', ' ', '-']) candidates.push(valid.slice(0, i) + char + valid.slice(i + 1));
-  }
-  return candidates.find((candidate) => !pattern.test(candidate));
 }
 
 /**
@@ -408,4 +326,4 @@ function parseField(spec, resource) {
   };
 }
 
-module.exports = { parseFields, FieldError, longestMatch };
+module.exports = { parseFields, FieldError };
