@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The generator can't rot: in a scratch copy of this working tree (tracked and untracked files, no
-# node_modules, no dist), `npm run generate:resource` makes a scratch resource (which builds and
-# refreshes openapi.json); ESLint and Prettier check what it wrote, the OpenAPI linters the refreshed
-# document, while (on the other core) its own tests run on both stores (unit, repository, e2e), with
+# node_modules, no dist), `npm run generate:resource` makes a scratch resource with a field of every
+# kind, required and optional, a pattern's `^ [ ] { } $ ?` and a list's `|` given as on a command line
+# (which builds and refreshes openapi.json); ESLint and Prettier check what it wrote, the OpenAPI
+# linters the refreshed document, while (on the other core) its own tests run on both stores (unit, repository, e2e), with
 # the test that reads every resource (the live document equal to openapi.json, every operation
 # documented as served); then its one line to publish events is turned on, and the document checked
 # again. (A second build is not avoidable: an incremental one saved ~1 s of the ~13 s of CPU.)
@@ -48,7 +49,13 @@ done
 ln -s ../schematics "$scratch/node_modules/plant-store-schematics"
 
 cd "$scratch"
-npm run generate:resource -- "$name"
+# One resource, one build: every kind of field (schematics/resource/fields.js), a camelCase one among them.
+npm run generate:resource -- "$name" --field name:text:200 --field 'code?:pattern:^[A-Z]{2}-[0-9]{1,4}$' \
+  --field count:integer:1..10000 --field 'inStock?:boolean' --field 'stock?:int64' --field 'size:oneof:small|medium|large'
+if ! grep -q 'pattern: /^\[A-Z\]{2}-\[0-9\]{1,4}\$/' "src/$name/dto/new-"*.dto.ts; then
+  echo "check-generator: the pattern did not reach the DTO as it was given" >&2
+  exit 1
+fi
 if ! grep -q "${name}.module" src/app.module.ts || ! grep -q "/${name}/persistence/" src/app.migrations.ts; then
   echo "check-generator: the resource was not registered in src/app.module.ts and src/app.migrations.ts" >&2
   exit 1

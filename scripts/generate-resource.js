@@ -1,25 +1,40 @@
-// `npm run generate:resource -- <name> [--dry-run]`: the repository's `resource`
+// `npm run generate:resource -- <name> [--field <spec>]… [--dry-run]`: the repository's `resource`
 // schematic through the Nest CLI, exactly as `nest g -c plant-store-schematics resource <name>`, then
 // `npm run openapi` so openapi.json holds the new routes. `plant-store-schematics` is this
 // repository's schematics/ folder, linked into node_modules by npm (a relative collection path would
 // put the schematics CLI in its dry-run debug mode). The Nest CLI prints a failed schematic's error
 // but exits 0, so success is read off the module file the schematic writes.
+//
+// Each `--field` (`name:text:200`, `'country?:pattern:^[A-Z]{2}$'`; schematics/resource/fields.js) goes
+// to the schematic in GENERATE_RESOURCE_FIELDS, a JSON array: the Nest CLI refuses an option it does
+// not know, and runs the schematic through a shell that would read a pattern's `$`, `[` and `|`.
 const { spawnSync } = require('node:child_process');
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
-const args = process.argv.slice(2);
+const fields = [];
+const args = [];
+const given = process.argv.slice(2);
+for (let i = 0; i < given.length; i++) {
+  if (given[i] === '--field' && i + 1 < given.length) fields.push(given[++i]);
+  else if (given[i].startsWith('--field=')) fields.push(given[i].slice('--field='.length));
+  else args.push(given[i]);
+}
 const name = args.find((arg) => !arg.startsWith('-'));
-if (name === undefined) {
+if (name === undefined || given.at(-1) === '--field') {
   console.error(
-    'Usage: npm run generate:resource -- <name>   (plural, lower case words joined by "-", e.g. garden-beds)',
+    'Usage: npm run generate:resource -- <name> [--field <name>[?]:<kind>[:<argument>]]…\n' +
+      '  <name>: plural, lower case words joined by "-", e.g. garden-beds\n' +
+      '  kinds: name:text:200  count:integer:1..10000  done:boolean  stock:int64\n' +
+      "         'country:pattern:^[A-Z]{2}$' (or pattern:<max>:^…$)  'size:oneof:small|medium|large'\n" +
+      '  a "?" after the name makes the field optional; without --field, a name:text:200',
   );
   process.exit(2);
 }
 
-function run(command, commandArgs) {
-  const result = spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit' });
+function run(command, commandArgs, env = process.env) {
+  const result = spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit', env });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
@@ -29,11 +44,14 @@ if (existsSync(join(root, 'src', name))) {
 }
 
 const nest = join(root, 'node_modules', '.bin', 'nest');
-run(nest, ['generate', '--collection', 'plant-store-schematics', 'resource', ...args]);
+run(nest, ['generate', '--collection', 'plant-store-schematics', 'resource', ...args], {
+  ...process.env,
+  GENERATE_RESOURCE_FIELDS: JSON.stringify(fields),
+});
 if (args.includes('--dry-run') || args.includes('-d')) process.exit(0);
 if (!existsSync(join(root, 'src', name, `${name}.module.ts`))) {
   console.error(`The schematic did not create src/${name}/${name}.module.ts (see its message above)`);
   process.exit(1);
 }
 run('npm', ['run', 'openapi']);
-console.log(`openapi.json refreshed. The ${name} resource is ready: npm test, then edit its fields.`);
+console.log(`openapi.json refreshed. The ${name} resource is ready: npm test -- ${name}.`);

@@ -1,6 +1,7 @@
 /**
  * The `resource` schematic: a create-once + get-by-id resource in the house's one pattern (int64 key
- * chosen by the client, a `name` text field as the example), the way Nest's own `resource` schematic
+ * chosen by the client; its fields from `--field` specs, fields.js, or a `name` text field without
+ * any), the way Nest's own `resource` schematic
  * makes a CRUD skeleton: templates under `files/`, the module registered by code. It also registers
  * the feature's migrations, and formats what it wrote with the project's Prettier settings.
  *
@@ -11,6 +12,7 @@
 const { apply, applyTemplates, chain, mergeWith, SchematicsException, url } = require('@angular-devkit/schematics');
 const pluralize = require('pluralize');
 const ts = require('typescript');
+const { FieldError, parseFields } = require('./fields');
 
 const NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
@@ -59,13 +61,78 @@ function today() {
   return new Date().toISOString().slice(0, 10);
 }
 
+/**
+ * The `--field` specs: the `fields` option, or what `npm run generate:resource` hands over in
+ * GENERATE_RESOURCE_FIELDS (a JSON array), as the Nest CLI passes no option it does not know.
+ */
+function fieldSpecs(options) {
+  // The schematics CLI makes an option not given an empty array.
+  if (options.fields !== undefined && options.fields.length > 0) return options.fields;
+  const given = process.env.GENERATE_RESOURCE_FIELDS;
+  if (given === undefined || given === '') return undefined;
+  const specs = JSON.parse(given);
+  if (!Array.isArray(specs) || !specs.every((spec) => typeof spec === 'string')) {
+    throw new SchematicsException('GENERATE_RESOURCE_FIELDS must be a JSON array of field specs');
+  }
+  return specs;
+}
+
+/** What the templates write the fields with, beside the fields themselves. */
+function fieldValues(fields) {
+  const presets = new Map([['Int64Property', 'int64/int64-property.decorator']]);
+  const paths = {
+    TextProperty: 'text/text-property.decorator',
+    IntegerProperty: 'integer/integer-property.decorator',
+    BooleanProperty: 'boolean/boolean-property.decorator',
+    PatternProperty: 'pattern/pattern-property.decorator',
+    OneOfProperty: 'one-of/one-of-property.decorator',
+  };
+  for (const { preset } of fields) if (preset !== 'Int64Property') presets.set(preset, paths[preset]);
+  const tableImports = new Set(['Int64Column']);
+  for (const { tableType } of fields) if (/Column\b/.test(tableType)) tableImports.add(tableType.split(' ')[0]);
+  const width = Math.max(2, ...fields.map((field) => field.column.length));
+  return {
+    fields,
+    presets: [...presets].map(([name, path]) => ({ name, path })),
+    unions: fields.filter((field) => field.declaration).map((field) => field.type),
+    tableImports: [...tableImports].sort(),
+    /** The CREATE TABLE's lines on `store`, the id's first, the names aligned. */
+    ddl: (store, id) => [
+      `${'id'.padEnd(width)} ${id}`,
+      ...fields.map((field) => `${field.column.padEnd(width)} ${field[store]}`),
+    ],
+    /** A field in `toRow`'s answer: renamed to its column, `null` when absent. */
+    toRowEntry: ({ name, column, optional }) =>
+      column === name && !optional ? name : `${column}: ${name}${optional ? ' ?? null' : ''}`,
+    /** A field in `fromRow`'s answer: from its column, left out when `null` (absent, never null). */
+    fromRowEntry: ({ name, column, optional }) => {
+      if (optional) return `...(${column} === null ? {} : { ${column === name ? name : `${name}: ${column}`} })`;
+      return column === name ? name : `${name}: ${column}`;
+    },
+  };
+}
+
 /** The schematic's entry point (collection.json). */
 function main(options) {
   const names = namesOf(options);
   const sourceRoot = (options.sourceRoot ?? 'src').replace(/\/+$/, '');
   const date = options.date ?? today();
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new SchematicsException(`The date "${date}" is not YYYY-MM-DD`);
-  const values = { ...names, date, sourceRoot, skipImport: options.skipImport === true, changed: [] };
+  let fields;
+  try {
+    fields = parseFields(fieldSpecs(options), names);
+  } catch (error) {
+    if (error instanceof FieldError) throw new SchematicsException(error.message);
+    throw error;
+  }
+  const values = {
+    ...names,
+    ...fieldValues(fields),
+    date,
+    sourceRoot,
+    skipImport: options.skipImport === true,
+    changed: [],
+  };
   return (tree) => {
     const folder = `${sourceRoot}/${names.name}`;
     if (tree.getDir(folder).subfiles.length > 0 || tree.getDir(folder).subdirs.length > 0) {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { parse, parseNumberAndBigInt } from 'lossless-json';
+import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';
 import { HttpResult, request } from './http';
 import { createTestSchema, describeOnEachStore, TestSchema } from './postgres';
 import { createTestApp, TestApp } from './test-app';
@@ -36,10 +36,15 @@ export interface CreateOnceResource {
 const MAX = '9223372036854775807';
 const MIN = '-9223372036854775808';
 
-/** A body as JSON text with `id` written exactly as given (JSON.stringify cannot write an int64). */
+/** The fields as JSON text, a bigint field as its exact digits (JSON.stringify cannot write one), an `undefined` one left out. */
+function jsonOf(fields: Fields): string {
+  return stringify(fields) as string;
+}
+
+/** A body as JSON text with `id` written exactly as given, and the fields as `jsonOf` writes them. */
 export function bodyOf(id: string, fields: Fields): string {
-  if (Object.hasOwn(fields, 'id')) return JSON.stringify(fields);
-  const rest = JSON.stringify(fields).slice(1);
+  if (Object.hasOwn(fields, 'id')) return jsonOf(fields);
+  const rest = jsonOf(fields).slice(1);
   return rest === '}' ? `{"id":${id}}` : `{"id":${id},${rest}`;
 }
 
@@ -56,7 +61,7 @@ export function exactJson(text: string): unknown {
 export function idCases(valid: Fields): [label: string, body: string, message: string][] {
   const bad = 'id must be an integer in the int64 range';
   return [
-    ['no id', JSON.stringify(valid), 'id is required'],
+    ['no id', jsonOf(valid), 'id is required'],
     ['a null id', bodyOf('null', valid), 'id is required'],
     ['an id as a string', bodyOf('"7"', valid), bad],
     ['a boolean id', bodyOf('true', valid), bad],

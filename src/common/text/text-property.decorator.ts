@@ -6,6 +6,13 @@ import { bodyProperty } from '../body/body-property';
 // eslint-disable-next-line no-control-regex -- NUL is exactly what this rule refuses.
 const TEXT = /^[^\u0000\uD800-\uDFFF]*$/u;
 
+/**
+ * The rule every stored string meets, whatever else its preset asks: no NUL (PostgreSQL's text refuses
+ * it) and no unpaired surrogate. "name must be Unicode text without NUL characters".
+ */
+export const IsUnicodeText = (): PropertyDecorator =>
+  Matches(TEXT, { message: '$property must be Unicode text without NUL characters' });
+
 export interface TextPropertyOptions {
   /** The most characters it may hold. */
   readonly max: number;
@@ -27,7 +34,7 @@ export function TextProperty({ max, min = 1, optional = false }: TextPropertyOpt
   const rules = [
     IsString({ message: '$property must be a string' }),
     Length(min, max, { message: `$property must be ${min} to ${max} characters long` }),
-    Matches(TEXT, { message: '$property must be Unicode text without NUL characters' }),
+    IsUnicodeText(),
     ApiProperty({ type: 'string', required: !optional, minLength: min, maxLength: max, pattern: TEXT.source }),
   ];
   return bodyProperty(optional, rules);
