@@ -9,6 +9,7 @@ const { Agent, get } = require('node:http');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
 const { cpuNs, percentile, spread } = require('./lib');
+const { medians, printSummary } = require('./medians');
 
 const STRANGERS = 20_000;
 const SEEDED = 100_000;
@@ -57,35 +58,26 @@ async function failElsewhere(url, addresses) {
 function readAtRate(url, token, rate, seconds) {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const latencies = [];
-  let sent = 0;
-  let answered = 0;
-  let failed = 0;
   const total = rate * seconds;
   const started = performance.now();
+  let sent = 0;
+  let answered = 0;
   return new Promise((resolve, reject) => {
-    const done = () => {
+    const settled = (latency) => {
+      if (latency !== undefined) latencies.push(latency);
+      if (++answered < total) return;
       agent.destroy();
+      const failed = total - latencies.length;
       if (failed > 0) return reject(new Error(`${failed} of ${total} authenticated reads failed`));
       latencies.sort((a, b) => a - b);
       resolve({ p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), reads: total });
     };
     const one = (n, dueAt) => {
-      const request = get(
-        `${url}/plants/${spread(n, SEEDED)}`,
-        { agent, headers: { authorization: `Bearer ${token}` } },
-        (response) => {
-          response.resume();
-          response.on('end', () => {
-            if (response.statusCode === 200) latencies.push(performance.now() - dueAt);
-            else failed++;
-            if (++answered === total) done();
-          });
-        },
-      );
-      request.on('error', () => {
-        failed++;
-        if (++answered === total) done();
-      });
+      const headers = { authorization: `Bearer ${token}` };
+      get(`${url}/plants/${spread(n, SEEDED)}`, { agent, headers }, (response) => {
+        response.resume();
+        response.on('end', () => settled(response.statusCode === 200 ? performance.now() - dueAt : undefined));
+      }).on('error', () => settled(undefined));
     };
     const tick = () => {
       const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
@@ -143,54 +135,27 @@ async function round({ start, stop, freshStore, token }, index) {
 }
 
 async function runAuthFailuresBench(helpers) {
-  const { median, rounds } = helpers;
-  const results = [];
-  for (let index = 1; index <= rounds; index++) {
+  const rounds = [];
+  for (let index = 1; index <= helpers.rounds; index++) {
     const result = await round(helpers, index);
-    results.push(result);
+    // What the strangers add to the reads' p99; and what their number adds, the rate being the same
+    // (about 1 when counting is flat).
+    result.p99Ratio = result.withStrangers.p99Ms / result.alone.p99Ms;
+    result.p99DistinctToOne = result.withStrangers.p99Ms / result.withOneAddress.p99Ms;
+    rounds.push(result);
     console.log(
       `auth failures round ${index}: reads p99 ${result.alone.p99Ms.toFixed(2)} ms alone, ` +
         `${result.withStrangers.p99Ms.toFixed(2)} ms with ${STRANGERS} failing addresses, ` +
-        `${result.withOneAddress.p99Ms.toFixed(2)} ms with the same load from one; CPU a failing request ` +
-        `${result.failureCpuUs.oneAddress.toFixed(0)} µs from one address, ${result.failureCpuUs.distinct.toFixed(0)} µs ` +
-        `from distinct ones; CPU a read ${result.readCpuUs.toFixed(0)} µs`,
+        `${result.withOneAddress.p99Ms.toFixed(2)} ms with the same load from one`,
     );
   }
-  const summary = {
-    strangers: STRANGERS,
-    readRate: READ_RATE,
-    strangerRate: STRANGER_RATE,
-    p50Ms: {
-      alone: median(results.map((r) => r.alone.p50Ms)),
-      withStrangers: median(results.map((r) => r.withStrangers.p50Ms)),
-      withOneAddress: median(results.map((r) => r.withOneAddress.p50Ms)),
-    },
-    p99Ms: {
-      alone: median(results.map((r) => r.alone.p99Ms)),
-      withStrangers: median(results.map((r) => r.withStrangers.p99Ms)),
-      withOneAddress: median(results.map((r) => r.withOneAddress.p99Ms)),
-    },
-    p99Ratio: median(results.map((r) => r.withStrangers.p99Ms / r.alone.p99Ms)),
-    // What the number of addresses adds, the rate being the same: about 1 if counting is flat.
-    p99DistinctToOne: median(results.map((r) => r.withStrangers.p99Ms / r.withOneAddress.p99Ms)),
-    failureCpuUs: {
-      oneAddress: median(results.map((r) => r.failureCpuUs.oneAddress)),
-      distinct: median(results.map((r) => r.failureCpuUs.distinct)),
-    },
-    readCpuUs: median(results.map((r) => r.readCpuUs)),
-    rounds: results,
-  };
+  const summary = { strangers: STRANGERS, readRate: READ_RATE, strangerRate: STRANGER_RATE, ...medians(rounds) };
   summary.pass = summary.p99Ratio <= 2;
-  console.log(
-    `\nAuthenticated reads (${READ_RATE}/s), median of ${rounds} rounds: p99 ${summary.p99Ms.alone.toFixed(2)} ms alone, ` +
-      `${summary.p99Ms.withStrangers.toFixed(2)} ms with ${STRANGERS} failing addresses (${STRANGER_RATE}/s): ` +
-      `${summary.p99Ratio.toFixed(2)}x, ${summary.pass ? 'within' : 'NOT within'} 2x; ` +
-      `${summary.p99Ms.withOneAddress.toFixed(2)} ms with the same load from one address ` +
-      `(distinct/one ${summary.p99DistinctToOne.toFixed(2)}x). CPU a failing request: ` +
-      `${summary.failureCpuUs.oneAddress.toFixed(0)} µs from one address, ${summary.failureCpuUs.distinct.toFixed(0)} µs ` +
-      `from distinct ones (${STRANGERS / 2}-${STRANGERS} held); CPU a read ${summary.readCpuUs.toFixed(0)} µs`,
+  printSummary(
+    `auth failures, medians of ${rounds.length} rounds: the p99 with strangers ${summary.pass ? 'within' : 'NOT within'} 2× alone`,
+    summary,
   );
-  return summary;
+  return { ...summary, rounds };
 }
 
 if (require.main === module && process.argv[2] === '--strangers') {

@@ -1,16 +1,10 @@
 'use strict';
-// CPU time of the service per request, by build and by tracing's sampling ratio, all threads and the
-// main thread apart (bench/README.md):
-//
+// CPU time of the service per request, by build and tracing's sampling ratio, all threads and the main
+// thread apart, each on a fresh SQLite store of 100,000 plants (bench/README.md):
 //   node bench/cpu-per-request.js [--requests 60000] [--warmup 30000] [--runs 2] [--connections 32]
 //        [--path /plants/4242] [--status 200] [--token <bearer token>] [--tracing off,0,0.01,0.1,1]
 //        [--env name:VAR=value] name=path/to/dist|script.js ...
-//
-// Each build and setting on a fresh SQLite store of 100,000 plants; with a ratio, tracing exports to
-// bench/tracing.js's sink with `parentbased_traceidratio` at that ratio. `--env` gives one build a
-// variable (LOG_LEVEL=info: request logs on); BENCH_LAYERS_OFF=… runs it with bench/layers-off.js
-// preloaded, which takes those layers out (bench only). `--status 401 --token wrong` measures failing
-// authentications (their counting allowed 1,000,000 a minute, so they stay 401s).
+// Failing authentications are counted up to 1,000,000 a minute, so `--status 401` stays 401s.
 const autocannon = require('autocannon');
 const { SERVICE_FLAGS, TOKEN, buildsFromArgs, cpuNs: cpu, freshStore, killAndWait } = require('./lib');
 const { median, nodeVersion, option, startServer } = require('./lib');
@@ -32,14 +26,8 @@ if (BUILDS.length === 0)
 
 async function measure(build, ratio, sink) {
   const store = await freshStore('sqlite');
-  const tracing =
-    ratio === 'off'
-      ? {}
-      : {
-          OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-          OTEL_TRACES_SAMPLER_ARG: ratio,
-        };
+  const sampler = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio };
+  const tracing = ratio === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, ...sampler };
   let child;
   try {
     const flags = build.env.BENCH_LAYERS_OFF === undefined ? SERVICE_FLAGS : [...SERVICE_FLAGS, '-r', LAYERS_OFF];

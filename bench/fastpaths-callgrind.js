@@ -1,18 +1,14 @@
 'use strict';
-// Instructions per request of several builds of the service under valgrind's callgrind (bench/README.md):
-//
-//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400|401|get…] [--keep dir]
+// Instructions per request of builds of the service under valgrind's callgrind (bench/README.md):
+//   node bench/fastpaths-callgrind.js [--requests 1000] [--warmup 1500] [--only 400|401|get…]
 //        [--hash-seed 1] [--simulate] [--env name:VAR=value] name=path/to/dist|script.js ...
-//
-// Instrumentation is on for the measured requests only, after the warm-up; what the process does on its
-// own meanwhile (timers) is subtracted: an idle window as long follows, counted apart. V8's compilers'
-// instructions are reported apart. `--env name:BENCH_LAYERS_OFF=metrics,…` runs that build without those
-// layers (bench/layers-off.js). `{sink}` in an --env value is this script's OTLP sink; add
-// OTEL_BSP_SCHEDULE_DELAY=600000 and OTEL_BSP_MAX_EXPORT_BATCH_SIZE=16384 to hold exports back.
+// Instrumentation is on for the measured requests only; an idle window as long follows, whose
+// instructions (timers) are subtracted, and V8's compilers' are reported apart. `{sink}` in an --env
+// value is this script's OTLP sink.
 const { execFileSync, spawn } = require('node:child_process');
-const { copyFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
-const { join, resolve } = require('node:path');
+const { join } = require('node:path');
 const { NODE, SERVICE_FLAGS, TOKEN, buildsFromArgs, freePort, option } = require('./lib');
 const { seedSqlite, serverEnv, sleep, spread, untilAnswering } = require('./lib');
 const { startSink } = require('./tracing');
@@ -21,7 +17,6 @@ const args = process.argv.slice(2);
 const REQUESTS = Number(option('requests', 1000));
 const WARMUP = Number(option('warmup', 1500));
 const ONLY = option('only');
-const KEEP = option('keep'); // a folder to keep each run's callgrind output in, for callgrind_annotate
 // Cache and branch misses too (the VM exposes no real counters), for builds with about as many instructions.
 const SIMULATE = args.includes('--simulate');
 // V8's hash seed for every build (random by default): it moves a list's instructions ±10 % (bench/README.md).
@@ -83,11 +78,7 @@ function callgrindControl(pid, ...options) {
   if (!/OK/.test(answer.toString())) throw new Error(`callgrind_control ${options.join(' ')}: ${answer}`);
 }
 
-/**
- * The instructions spent in V8's compilers (TurboFan, Maglev, Sparkplug), by function: a build whose
- * code is still being optimised in the window pays them once, not per request, so they are reported
- * apart from the rest (the steady-state cost).
- */
+/** The instructions of V8's compilers: a build still being optimised pays them once, not per request. */
 function jitInstructions(out) {
   const listing = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', out], {
     maxBuffer: 256 * 1024 * 1024,
@@ -151,34 +142,21 @@ async function measure(scenario, build, sink) {
       child.kill('SIGTERM');
     });
     const measured = `${out}.1`;
-    if (KEEP) {
-      const name = `callgrind.${build.name}.${scenario.name.replace(/\W+/g, '-')}`;
-      copyFileSync(measured, join(resolve(KEEP), `${name}.out`));
-      copyFileSync(out, join(resolve(KEEP), `${name}.idle.out`));
-    }
-    // The totals line's counts, by event name (Ir alone unless --simulate).
+    // The totals line's counts, by event name (Ir, instructions, alone unless --simulate).
     const events = (file) => {
       const text = readFileSync(file, 'utf8');
-      const names = /^events: (.+)$/m.exec(text)?.[1].split(' ') ?? [];
       const counts = /^totals: (.+)$/m.exec(text)?.[1].split(' ').map(Number) ?? [];
-      return Object.fromEntries(names.map((name, i) => [name, counts[i] ?? 0]));
+      return new Map(
+        /^events: (.+)$/m
+          .exec(text)?.[1]
+          .split(' ')
+          .map((name, i) => [name, counts[i] ?? 0]),
+      );
     };
-    const [all, idleEvents] = [events(measured), events(out)];
-    const perRequest = (name) => ((all[name] ?? 0) - (idleEvents[name] ?? 0)) / REQUESTS;
-    const idle = idleEvents.Ir ?? 0;
-    return {
-      simulated: SIMULATE
-        ? {
-            l1InstructionMisses: perRequest('I1mr'),
-            l1DataMisses: perRequest('D1mr') + perRequest('D1mw'),
-            lastLevelMisses: perRequest('ILmr') + perRequest('DLmr') + perRequest('DLmw'),
-            mispredictedBranches: perRequest('Bcm') + perRequest('Bim'),
-          }
-        : undefined,
-      all: perRequest('Ir'),
-      jit: (jitInstructions(measured) - (idle > 0 ? jitInstructions(out) : 0)) / REQUESTS,
-      idle: idle / REQUESTS,
-    };
+    const [all, idle] = [events(measured), events(out)];
+    const perRequest = [...all].map(([name, count]) => [name, (count - (idle.get(name) ?? 0)) / REQUESTS]);
+    const jit = (jitInstructions(measured) - (idle.get('Ir') > 0 ? jitInstructions(out) : 0)) / REQUESTS;
+    return { perRequest: new Map(perRequest), jit, idle: (idle.get('Ir') ?? 0) / REQUESTS };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -187,31 +165,27 @@ async function measure(scenario, build, sink) {
 
 async function main() {
   const sink = await startSink();
+  const k = (count) => `${(count / 1000).toFixed(0)} k`;
   for (const scenario of SCENARIOS) {
-    const counts = {};
+    const counts = new Map();
     for (const build of BUILDS) {
-      const { all, jit, idle, simulated } = await measure(scenario, build, sink);
+      const { perRequest, jit, idle } = await measure(scenario, build, sink);
       sink.take(); // the spans of tracing builds, not counted here
-      counts[build.name] = all - jit;
+      const all = perRequest.get('Ir');
+      counts.set(build.name, all - jit);
       console.log(
-        `${scenario.name} ${build.name}: ${((all - jit) / 1000).toFixed(0)} k instructions/request ` +
-          `outside V8's compilers (${(all / 1000).toFixed(0)} k with them; idle window subtracted: ` +
-          `${(idle / 1000).toFixed(1)} k/request)`,
+        `${scenario.name} ${build.name}: ${k(all - jit)} instructions/request outside V8's compilers ` +
+          `(${k(all)} with them; idle window subtracted: ${(idle / 1000).toFixed(1)} k/request)`,
       );
-      if (simulated) {
-        console.log(
-          `  simulated, per request: ${Object.entries(simulated)
-            .map(([name, count]) => `${name} ${(count / 1000).toFixed(2)} k`)
-            .join(', ')}`,
-        );
-      }
+      // With --simulate, the other events: cache reads, writes and misses, branches and mispredictions (I1mr, Bcm, …).
+      const simulated = [...perRequest].filter(([name]) => name !== 'Ir');
+      if (simulated.length > 0)
+        console.log(`  per request: ${simulated.map(([n, c]) => `${n} ${c.toFixed(0)}`).join(', ')}`);
     }
-    const [reference] = BUILDS;
+    const reference = counts.get(BUILDS[0].name);
     for (const { name } of BUILDS.slice(1)) {
-      const delta = counts[name] - counts[reference.name];
-      console.log(
-        `  ${name} − ${reference.name}: ${(delta / 1000).toFixed(0)} k (${((100 * delta) / counts[reference.name]).toFixed(1)} % of ${reference.name})`,
-      );
+      const delta = counts.get(name) - reference;
+      console.log(`  ${name} − ${BUILDS[0].name}: ${k(delta)} (${((100 * delta) / reference).toFixed(1)} %)`);
     }
   }
   sink.close();

@@ -1,26 +1,22 @@
 'use strict';
-// The webhook scenario of `npm run bench` (bench/README.md), on the store run.js passes in. Answer to
-// receipt: from the create's 200 reaching the client (the commit is just before it) to its event
-// reaching the receiver, a process of its own (bench/webhook-receiver.js).
+// The webhook scenario of `npm run bench` (bench/README.md), on the store run.js passes in. A latency is
+// answer to receipt: from the create's 200 reaching the client (its commit is just before) to its event
+// reaching the receiver, a process of its own (this file, forked with --receiver).
 const { randomBytes } = require('node:crypto');
 const { fork } = require('node:child_process');
-const { join } = require('node:path');
+const { createServer } = require('node:http');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { freePort, percentile } = require('./lib');
+const { freePort, percentile, sleep } = require('./lib');
+const { medians, printSummary } = require('./medians');
 
-// Shares of the two-endpoint full-load create rate at which delivery is measured again, paced.
-const PACED_SHARES = [0.5, 0.75];
-// Creates per second for the steady-load latency.
-const STEADY_RATE = 100;
-// Creates per second, and one event in how many the receiver refuses once (500), for the latency of
-// the events it accepts beside the ones it refuses.
+const PACED_SHARES = [0.5, 0.75]; // shares of the two endpoints' full-load rate, measured again paced
+const STEADY_RATE = 100; // creates a second for the steady latency
+// Creates a second, and one event in how many the receiver refuses once (500): the latency of the others.
 const FAILING_RATE = 200;
 const FAIL_EVERY = 50;
-// The endpoint beside a hanging one (measureSteady's `hanging`): the service's defaults, set here so
-// that the figure keeps its meaning if they change. A send waits 15 s for its answer, longer than the
-// run (the hanging endpoint holds its 16 sends in flight throughout; nothing times out), 64 sends in
-// flight per instance, the outbox polled every second beside the wake-up each create's commit gives.
+// Beside a hanging endpoint: the service's defaults, set so that the figure keeps its meaning if they
+// change. A send waits 15 s, longer than the run: the hanging endpoint holds its 16 sends throughout.
 const HANGING_ENV = {
   WEBHOOK_TIMEOUT_MS: '15000',
   WEBHOOK_ENDPOINT_CONCURRENCY: '16',
@@ -34,15 +30,12 @@ const webhookEnv = (urls) => ({
   WEBHOOK_SECRET: SECRET,
   WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
 });
+const now = () => performance.timeOrigin + performance.now();
 
-/**
- * The subscriber (bench/webhook-receiver.js) in a child process; `ask` sends it a message and awaits
- * the answer. `failEvery`: it refuses the first attempt of every n-th event; `hang`: it never answers.
- */
+/** A receiver process. `failEvery`: it refuses the first attempt of every n-th event; `hang`: it never answers. */
 async function startReceiver({ failEvery = 0, hang = false } = {}) {
-  const child = fork(join(__dirname, 'webhook-receiver.js'), {
+  const child = fork(module.filename, ['--receiver', String(failEvery), hang ? 'hang' : 'answer'], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, BENCH_FAIL_EVERY: String(failEvery), BENCH_HANG: hang ? '1' : '0' },
   });
   const ask = (message) =>
     new Promise((resolve) => {
@@ -59,18 +52,30 @@ async function startReceiver({ failEvery = 0, hang = false } = {}) {
   };
 }
 
+/** Waits until `arrived()` reaches `expected` (or throws after `timeoutMs`): the drain's time, and the share at the start. */
+async function untilArrived(arrived, expected, timeoutMs) {
+  const stopped = performance.now();
+  const atStop = await arrived();
+  let count = atStop;
+  while (count < expected && performance.now() - stopped < timeoutMs) {
+    await sleep(10);
+    count = await arrived();
+  }
+  if (count < expected) throw new Error(`only ${count} of ${expected} events arrived`);
+  return { drainMs: performance.now() - stopped, arrivedByStop: atStop / expected };
+}
+
 /**
- * Creates at full load (or at `rate` per second) with `webhookUrls` as the endpoints; `receivers` are
- * the healthy ones among them, whose deliveries are awaited.
+ * Creates at full load (or `rate` a second) with `endpoints` healthy receivers, whose deliveries are
+ * awaited; or, with `dead`, one endpoint where nothing listens.
  */
-async function measureCreates(helpers, webhookUrls = [], receivers = [], rate = undefined) {
+async function measureCreates(helpers, { endpoints = 0, dead = false, rate = undefined } = {}) {
   const { start, stop, freshStore, duration, connections, token } = helpers;
+  const receivers = [];
+  for (let i = 0; i < endpoints; i++) receivers.push(await startReceiver());
+  const urls = dead ? [`http://127.0.0.1:${await freePort()}/hook`] : receivers.map((receiver) => receiver.url);
   const store = await freshStore(helpers.store);
-  const server = await start(
-    'service',
-    webhookUrls.length > 0 ? { ...store.env, ...webhookEnv(webhookUrls) } : store.env,
-  );
-  // When the 200 of each create reached the client: the commit was just before it.
+  const server = await start('service', { ...store.env, ...(urls.length > 0 ? webhookEnv(urls) : {}) });
   const answeredAt = new Map();
   let nextId = 1;
   try {
@@ -85,139 +90,94 @@ async function measureCreates(helpers, webhookUrls = [], receivers = [], rate = 
         requests: [
           {
             setupRequest: (req, context) => {
-              const id = nextId++;
-              context.id = String(id);
-              return { ...req, body: JSON.stringify({ id, name: 'Monstera', tag: 'tropical' }) };
+              context.id = String(nextId);
+              return { ...req, body: JSON.stringify({ id: nextId++, name: 'Monstera', tag: 'tropical' }) };
             },
-            onResponse: (_status, _body, context) => {
-              answeredAt.set(context.id, performance.timeOrigin + performance.now());
-            },
+            onResponse: (_status, _body, context) => answeredAt.set(context.id, now()),
           },
         ],
       });
     await load(1);
     const result = await load(duration);
-    const created = result['2xx'] + 0;
-    let drainMs;
-    let delivered = 0;
-    let latencies = [];
-    // The share of the events every receiver had when the load stopped (1: delivery kept up).
-    let arrivedByStop;
-    if (receivers.length > 0) {
-      // Every create of the warm-up and the run was a 200; wait until each event has arrived at every receiver.
-      const stopped = performance.now();
-      const expected = nextId - 1;
-      const least = async () => Math.min(...(await Promise.all(receivers.map((receiver) => receiver.distinct()))));
-      let distinct = await least();
-      arrivedByStop = distinct / expected;
-      while (distinct < expected && performance.now() - stopped < 60000) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        distinct = await least();
-      }
-      drainMs = performance.now() - stopped;
-      if (distinct < expected) throw new Error(`only ${distinct} of ${expected} events arrived`);
-      const receivedAt = await receivers[0].receivedAt();
-      // Negative when the event reached the receiver before the 200 reached the client.
-      // Only the creates whose answer autocannon reported (it reuses a connection's context, so a few are not).
-      latencies = [...receivedAt]
-        .filter(([id]) => answeredAt.has(id))
-        .map(([id, at]) => at - answeredAt.get(id))
-        .sort((a, b) => a - b);
-      delivered = receivedAt.size * receivers.length;
-    }
+    const measured = { rps: result.requests.average, p99: result.latency.p99, created: result['2xx'] };
+    if (receivers.length === 0) return measured;
+    // Every create was a 200: wait for each event at every receiver.
+    const least = async () => Math.min(...(await Promise.all(receivers.map((receiver) => receiver.distinct()))));
+    const { drainMs, arrivedByStop } = await untilArrived(least, nextId - 1, 60000);
+    const receivedAt = await receivers[0].receivedAt();
+    // The creates whose answer autocannon reported (it reuses a connection's context, so a few are not).
+    const latencies = [...receivedAt]
+      .filter(([id]) => answeredAt.has(id))
+      .map(([id, at]) => at - answeredAt.get(id))
+      .sort((a, b) => a - b);
     return {
-      rps: result.requests.average,
-      p99: result.latency.p99,
-      created,
-      ...(receivers.length > 0
-        ? {
-            deliveredPerSecond: delivered / (duration + 1 + drainMs / 1000),
-            latencyP50Ms: percentile(latencies, 50),
-            latencyP99Ms: percentile(latencies, 99),
-            drainMs,
-            arrivedByStop,
-          }
-        : {}),
+      ...measured,
+      deliveredPerSecond: (receivedAt.size * receivers.length) / (duration + 1 + drainMs / 1000),
+      latencyP50Ms: percentile(latencies, 50),
+      latencyP99Ms: percentile(latencies, 99),
+      drainMs,
+      arrivedByStop,
     };
   } finally {
     await stop(server);
     await store.drop();
+    for (const receiver of receivers) await receiver.close();
   }
 }
 
 /**
- * Creates at a steady `rate` per second (a load the service keeps up with), each sent on its own
- * with fetch so its answer time is its own: how soon after the 200 does its event arrive? With
- * `failEvery`, the receiver refuses (500) the first attempt of every `failEvery`-th event; those are
- * left out (they arrive on their retry, 5 s later by the default schedule) and the others measured.
- * With `hanging`, a second endpoint, listed first, never answers (HANGING_ENV): the receiver's events
- * are measured beside it, and `hangingHeld` says how many sends it held.
+ * Creates at a steady `rate` a second, each sent on its own so that its answer time is its own. With
+ * `failEvery`, the events the receiver refuses once are left out (they arrive on their retry) and the
+ * others measured. With `hanging`, a second endpoint, listed first, never answers (HANGING_ENV).
  */
 async function measureSteady(helpers, rate = STEADY_RATE, { failEvery = 0, hanging = false } = {}) {
   const { start, stop, freshStore, duration, token } = helpers;
   const receiver = await startReceiver({ failEvery });
   const hangingReceiver = hanging ? await startReceiver({ hang: true }) : undefined;
   const store = await freshStore(helpers.store);
-  const server = await start('service', {
-    ...store.env,
-    ...(hangingReceiver
-      ? { ...webhookEnv([hangingReceiver.url, receiver.url]), ...HANGING_ENV }
-      : webhookEnv([receiver.url])),
-  });
+  const urls = hangingReceiver ? [hangingReceiver.url, receiver.url] : [receiver.url];
+  const server = await start('service', { ...store.env, ...webhookEnv(urls), ...(hanging ? HANGING_ENV : {}) });
   const answeredAt = new Map();
   const pending = [];
-  const accepted = (id) => failEvery === 0 || Number(id) % failEvery !== 0;
   try {
-    // At least two seconds, so that there is a second after the first one to report (the smoke run lasts one).
+    // At least two seconds, so that there is a second after the first one (the smoke run lasts one).
     const total = rate * Math.max(duration, 2);
     const begun = performance.now();
     for (let id = 1; id <= total; id++) {
-      // The id-th create leaves at its place in the schedule.
-      const due = begun + ((id - 1) * 1000) / rate;
-      if (due > performance.now()) await new Promise((resolve) => setTimeout(resolve, due - performance.now()));
-      pending.push(
-        fetch(`${server.url}/plants`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-          body: JSON.stringify({ id, name: 'Monstera' }),
-        }).then(async (res) => {
-          await res.arrayBuffer();
-          if (res.status === 200) answeredAt.set(String(id), performance.timeOrigin + performance.now());
-        }),
-      );
+      const wait = begun + ((id - 1) * 1000) / rate - performance.now(); // the id-th create leaves at its time
+      if (wait > 0) await sleep(wait);
+      const body = JSON.stringify({ id, name: 'Monstera' });
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+      const create = fetch(`${server.url}/plants`, { method: 'POST', headers, body }).then(async (res) => {
+        await res.arrayBuffer();
+        if (res.status === 200) answeredAt.set(String(id), now());
+      });
+      pending.push(create);
     }
     await Promise.all(pending);
-    const stopped = performance.now();
-    const expected = [...answeredAt.keys()].filter(accepted);
-    const arrivedCount = async () => {
+    const answered = [...answeredAt].filter(([id]) => failEvery === 0 || Number(id) % failEvery !== 0);
+    const arrived = async () => {
       const receivedAt = await receiver.receivedAt();
-      return expected.filter((id) => receivedAt.has(id)).length;
+      return answered.filter(([id]) => receivedAt.has(id)).length;
     };
-    while ((await arrivedCount()) < expected.length && performance.now() - stopped < 30000) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await untilArrived(arrived, answered.length, 30000);
     const receivedAt = await receiver.receivedAt();
-    const arrived = [...answeredAt].filter(([id]) => accepted(id) && receivedAt.has(id));
-    if (arrived.length < expected.length)
-      throw new Error(`only ${arrived.length} of ${expected.length} events arrived`);
-    // The first second after start-up apart: a cold process (code not yet optimised, the pool and
-    // the receiver's connections still opening) falls behind for a moment, then catches up.
-    const latenciesOf = (entries) => entries.map(([id, at]) => receivedAt.get(id) - at).sort((a, b) => a - b);
-    const all = latenciesOf(arrived);
-    const warm = latenciesOf(arrived.filter(([id]) => Number(id) > rate));
-    const cold = latenciesOf(arrived.filter(([id]) => Number(id) <= rate));
+    // The first second after start-up apart: a cold process falls behind for a moment, then catches up.
+    const latencies = (entries) => entries.map(([id, at]) => receivedAt.get(id) - at).sort((a, b) => a - b);
+    const all = latencies(answered);
+    const warm = latencies(answered.filter(([id]) => Number(id) > rate));
     return {
       latencyP50Ms: percentile(warm, 50),
       latencyP99Ms: percentile(warm, 99),
-      firstSecondP99Ms: percentile(cold, 99),
+      firstSecondP99Ms: percentile(latencies(answered.filter(([id]) => Number(id) <= rate)), 99),
       allP99Ms: percentile(all, 99),
       withinOneSecond: all.filter((ms) => ms <= 1000).length / all.length,
       accepted: all.length,
-      refused: answeredAt.size - expected.length,
+      refused: answeredAt.size - answered.length,
       ...(hangingReceiver ? { hangingHeld: await hangingReceiver.requests() } : {}),
     };
   } finally {
-    // The service first: its shutdown aborts the sends it holds; then the receiver closes what is left.
+    // The service first: its shutdown aborts the sends it holds; then the receivers close what is left.
     await stop(server);
     await store.drop();
     await receiver.close();
@@ -225,151 +185,92 @@ async function measureSteady(helpers, rate = STEADY_RATE, { failEvery = 0, hangi
   }
 }
 
-/** `measureCreates` with `count` healthy endpoints, each a fresh receiver (they count the distinct ids they have seen). */
-async function measureWithReceivers(helpers, count, rate = undefined) {
-  const receivers = [];
-  for (let i = 0; i < count; i++) receivers.push(await startReceiver());
-  try {
-    return await measureCreates(
-      helpers,
-      receivers.map((receiver) => receiver.url),
-      receivers,
-      rate,
-    );
-  } finally {
-    for (const receiver of receivers) await receiver.close();
+/** One round: creates with the webhook off, to endpoints healthy, paced and dead; then the steady rates. */
+async function round(helpers) {
+  const off = await measureCreates(helpers);
+  const healthy = await measureCreates(helpers, { endpoints: 1 });
+  const two = await measureCreates(helpers, { endpoints: 2 });
+  // Below full load: at what share of it does delivery keep up (the backlog drained as the load stops)?
+  const paced = [];
+  for (const share of PACED_SHARES) {
+    const rate = Math.round(two.rps * share);
+    paced.push({ share, rate, ...(await measureCreates(helpers, { endpoints: 2, rate })) });
   }
+  const dead = await measureCreates(helpers, { dead: true });
+  const steady = await measureSteady(helpers);
+  // The same rate with a receiver that accepts everything: what the failing run is compared with.
+  const control = await measureSteady(helpers, FAILING_RATE);
+  const failing = await measureSteady(helpers, FAILING_RATE, { failEvery: FAIL_EVERY });
+  // The steady rate again, beside an endpoint that never answers; timed, for what it adds to a run.
+  const hangingBegun = performance.now();
+  const hanging = await measureSteady(helpers, STEADY_RATE, { hanging: true });
+  hanging.elapsedMs = performance.now() - hangingBegun;
+  const ratios = {
+    healthyOverOff: healthy.rps / off.rps,
+    deadOverOff: dead.rps / off.rps,
+    twoOverOff: two.rps / off.rps,
+    twoDeliveredPerCreate: two.deliveredPerSecond / two.rps,
+  };
+  return { off, healthy, two, paced, dead, steady, control, failing, hanging, ratios };
 }
 
 async function runWebhookBench(helpers) {
   const rounds = [];
-  for (let round = 1; round <= helpers.rounds; round++) {
-    const off = await measureCreates(helpers);
-    const healthy = await measureWithReceivers(helpers, 1);
-    const two = await measureWithReceivers(helpers, 2);
-    // Below full load: at what share of it does delivery keep up (the backlog drained as the load stops)?
-    const paced = [];
-    for (const share of PACED_SHARES) {
-      const rate = Math.round(two.rps * share);
-      paced.push({ share, rate, ...(await measureWithReceivers(helpers, 2, rate)) });
-    }
-    // A port on 127.0.0.1 where nothing listens.
-    const dead = await measureCreates(helpers, [`http://127.0.0.1:${await freePort()}/hook`]);
-    const steady = await measureSteady(helpers);
-    // The same rate with a receiver that accepts everything: what the failing run is compared with.
-    const control = await measureSteady(helpers, FAILING_RATE);
-    const failing = await measureSteady(helpers, FAILING_RATE, { failEvery: FAIL_EVERY });
-    // The steady rate again, beside an endpoint that never answers; timed, for what it adds to a run.
-    const hangingBegun = performance.now();
-    const hanging = await measureSteady(helpers, STEADY_RATE, { hanging: true });
-    hanging.elapsedMs = performance.now() - hangingBegun;
-    rounds.push({ off, healthy, two, paced, dead, steady, control, failing, hanging });
+  for (let index = 1; index <= helpers.rounds; index++) {
+    const result = await round(helpers);
+    rounds.push(result);
+    const { off, healthy, two, steady, hanging } = result;
     console.log(
-      `webhook (${helpers.store}) round ${round}: creates off ${off.rps.toFixed(0)}, healthy ${healthy.rps.toFixed(0)}, dead ${dead.rps.toFixed(0)} req/s; ` +
-        `answer-to-receipt p50 ${healthy.latencyP50Ms.toFixed(1)} ms, p99 ${healthy.latencyP99Ms.toFixed(1)} ms, drained in ${healthy.drainMs.toFixed(0)} ms; ` +
-        `two endpoints: creates ${two.rps.toFixed(0)} req/s, delivered ${two.deliveredPerSecond.toFixed(0)} events/s, drained in ${two.drainMs.toFixed(0)} ms`,
-    );
-    console.log(
-      `webhook (${helpers.store}) round ${round}, ${STEADY_RATE} creates/s: p99 ${steady.latencyP99Ms.toFixed(1)} ms alone, ` +
-        `${hanging.latencyP99Ms.toFixed(1)} ms beside a hanging endpoint (${(hanging.withinOneSecond * 100).toFixed(1)} % within 1 s, ` +
-        `${hanging.hangingHeld} sends held, ${(hanging.elapsedMs / 1000).toFixed(1)} s)`,
+      `webhook (${helpers.store}) round ${index}: creates off ${off.rps.toFixed(0)}, one endpoint ${healthy.rps.toFixed(0)}, ` +
+        `two ${two.rps.toFixed(0)} req/s, ${two.deliveredPerSecond.toFixed(0)} deliveries/s; ${STEADY_RATE} creates/s: ` +
+        `p99 ${steady.latencyP99Ms.toFixed(1)} ms alone, ${hanging.latencyP99Ms.toFixed(1)} ms beside a hanging endpoint ` +
+        `(${hanging.hangingHeld} sends held)`,
     );
   }
-  const pick = (f) => helpers.median(rounds.map(f));
-  const summary = {
-    createsOffRps: pick((r) => r.off.rps),
-    createsHealthyRps: pick((r) => r.healthy.rps),
-    createsDeadRps: pick((r) => r.dead.rps),
-    healthyOverOff: pick((r) => r.healthy.rps / r.off.rps),
-    deadOverOff: pick((r) => r.dead.rps / r.off.rps),
-    p99OffMs: pick((r) => r.off.p99),
-    p99HealthyMs: pick((r) => r.healthy.p99),
-    p99DeadMs: pick((r) => r.dead.p99),
-    deliveredPerSecond: pick((r) => r.healthy.deliveredPerSecond),
-    answerToReceiptP50Ms: pick((r) => r.healthy.latencyP50Ms),
-    answerToReceiptP99Ms: pick((r) => r.healthy.latencyP99Ms),
-    drainMs: pick((r) => r.healthy.drainMs),
-    createsTwoEndpointsRps: pick((r) => r.two.rps),
-    twoEndpointsDeliveredPerSecond: pick((r) => r.two.deliveredPerSecond),
-    twoEndpointsDeliveredOverCreated: pick((r) => r.two.deliveredPerSecond / (2 * r.two.rps)),
-    twoEndpointsDrainMs: pick((r) => r.two.drainMs),
-    twoEndpointsArrivedByStop: pick((r) => r.two.arrivedByStop),
-    twoEndpointsAnswerToReceiptP99Ms: pick((r) => r.two.latencyP99Ms),
-    twoEndpointsPaced: PACED_SHARES.map((share, i) => ({
-      share,
-      rate: pick((r) => r.paced[i].rate),
-      arrivedByStop: pick((r) => r.paced[i].arrivedByStop),
-      answerToReceiptP99Ms: pick((r) => r.paced[i].latencyP99Ms),
-      drainMs: pick((r) => r.paced[i].drainMs),
-    })),
-    steadyRate: STEADY_RATE,
-    steadySendToReceiptP50Ms: pick((r) => r.steady.latencyP50Ms),
-    steadySendToReceiptP99Ms: pick((r) => r.steady.latencyP99Ms),
-    steadyFirstSecondP99Ms: pick((r) => r.steady.firstSecondP99Ms),
-    steadyWithinOneSecond: pick((r) => r.steady.withinOneSecond),
-    besideHangingP50Ms: pick((r) => r.hanging.latencyP50Ms),
-    besideHangingP99Ms: pick((r) => r.hanging.latencyP99Ms),
-    besideHangingFirstSecondP99Ms: pick((r) => r.hanging.firstSecondP99Ms),
-    besideHangingWithinOneSecond: pick((r) => r.hanging.withinOneSecond),
-    besideHangingHeldSends: pick((r) => r.hanging.hangingHeld),
-    besideHangingElapsedMs: pick((r) => r.hanging.elapsedMs),
-    besideHangingSettings: HANGING_ENV,
-    failingRate: FAILING_RATE,
-    failingEvery: FAIL_EVERY,
-    failingAcceptedWithinOneSecond: pick((r) => r.failing.withinOneSecond),
-    failingAcceptedP50Ms: pick((r) => r.failing.latencyP50Ms),
-    failingAcceptedP99Ms: pick((r) => r.failing.latencyP99Ms),
-    failingAcceptedAllP99Ms: pick((r) => r.failing.allP99Ms),
-    noFailuresWithinOneSecond: pick((r) => r.control.withinOneSecond),
-    noFailuresP99Ms: pick((r) => r.control.allP99Ms),
-  };
-  console.log(`\n| webhook (${helpers.store}) | creates req/s | ratio to off | create p99 ms |`);
-  console.log('|---|---|---|---|');
-  console.log(`| off | ${summary.createsOffRps.toFixed(0)} | 1.00 | ${summary.p99OffMs} |`);
-  console.log(
-    `| on, healthy receiver | ${summary.createsHealthyRps.toFixed(0)} | ${summary.healthyOverOff.toFixed(2)} | ${summary.p99HealthyMs} |`,
-  );
-  console.log(
-    `| on, two healthy endpoints | ${summary.createsTwoEndpointsRps.toFixed(0)} | ${(summary.createsTwoEndpointsRps / summary.createsOffRps).toFixed(2)} | – |`,
-  );
-  console.log(
-    `| on, dead subscriber | ${summary.createsDeadRps.toFixed(0)} | ${summary.deadOverOff.toFixed(2)} | ${summary.p99DeadMs} |`,
-  );
-  console.log(
-    `Delivered ${summary.deliveredPerSecond.toFixed(0)} events/s; 200 received to event received p50 ${summary.answerToReceiptP50Ms.toFixed(1)} ms, ` +
-      `p99 ${summary.answerToReceiptP99Ms.toFixed(1)} ms; backlog drained ${summary.drainMs.toFixed(0)} ms after the load stopped`,
-  );
-  console.log(
-    `Two healthy endpoints: ${summary.createsTwoEndpointsRps.toFixed(0)} creates/s, ${summary.twoEndpointsDeliveredPerSecond.toFixed(0)} deliveries/s ` +
-      `(${summary.twoEndpointsDeliveredOverCreated.toFixed(2)} of 2 per create per second, load and drain included), ` +
-      `answer-to-receipt p99 ${summary.twoEndpointsAnswerToReceiptP99Ms.toFixed(1)} ms; ${(summary.twoEndpointsArrivedByStop * 100).toFixed(1)} % of the events had reached both when the load stopped, the backlog drained ${summary.twoEndpointsDrainMs.toFixed(0)} ms after`,
-  );
-  for (const paced of summary.twoEndpointsPaced) {
-    console.log(
-      `Two healthy endpoints at ${paced.rate} creates/s (${paced.share * 100} % of full load): ` +
-        `${(paced.arrivedByStop * 100).toFixed(1)} % of the events had reached both when the load stopped, answer-to-receipt p99 ${paced.answerToReceiptP99Ms.toFixed(1)} ms; the backlog drained ${paced.drainMs.toFixed(0)} ms after`,
-    );
-  }
-  console.log(
-    `At a steady ${STEADY_RATE} creates/s: 200 received to event received p50 ${summary.steadySendToReceiptP50Ms.toFixed(1)} ms, ` +
-      `p99 ${summary.steadySendToReceiptP99Ms.toFixed(1)} ms after the first second (in the first second after start-up: ` +
-      `p99 ${summary.steadyFirstSecondP99Ms.toFixed(1)} ms); ${(summary.steadyWithinOneSecond * 100).toFixed(1)} % within 1 s`,
-  );
-  console.log(
-    `At a steady ${STEADY_RATE} creates/s beside an endpoint that never answers (it held ${summary.besideHangingHeldSends} sends; ` +
-      `WEBHOOK_TIMEOUT_MS ${HANGING_ENV.WEBHOOK_TIMEOUT_MS}): the healthy endpoint's 200 received to event received ` +
-      `p50 ${summary.besideHangingP50Ms.toFixed(1)} ms, p99 ${summary.besideHangingP99Ms.toFixed(1)} ms after the first second ` +
-      `(first second p99 ${summary.besideHangingFirstSecondP99Ms.toFixed(1)} ms); ` +
-      `${(summary.besideHangingWithinOneSecond * 100).toFixed(1)} % within 1 s; the scenario took ${(summary.besideHangingElapsedMs / 1000).toFixed(1)} s`,
-  );
-  console.log(
-    `At a steady ${FAILING_RATE} creates/s, the receiver refusing (500) 1 event in ${FAIL_EVERY}: of the events it accepts, ` +
-      `${(summary.failingAcceptedWithinOneSecond * 100).toFixed(1)} % arrived within 1 s of their 200 ` +
-      `(p99 ${summary.failingAcceptedAllP99Ms.toFixed(1)} ms, first second included); after the first second ` +
-      `p50 ${summary.failingAcceptedP50Ms.toFixed(1)} ms, p99 ${summary.failingAcceptedP99Ms.toFixed(1)} ms. ` +
-      `With no failures at that rate: ${(summary.noFailuresWithinOneSecond * 100).toFixed(1)} % within 1 s, p99 ${summary.noFailuresP99Ms.toFixed(1)} ms`,
-  );
+  const settings = { STEADY_RATE, FAILING_RATE, FAIL_EVERY, PACED_SHARES, HANGING_ENV };
+  const summary = { settings, ...medians(rounds) };
+  const title = `webhook (${helpers.store}), medians of ${rounds.length} rounds (latencies: the 200 to the receipt, ms)`;
+  printSummary(title, summary);
   return { summary, rounds };
 }
+
+/**
+ * The receiver (its own process, so that the load generator's busy loop does not slow its answers):
+ * 200 at once, noting when each plant's event first arrived (Unix ms), reported over IPC; 500 to the
+ * first attempt of every `failEvery`-th plant; or, hanging, no answer at all (`count` is the requests
+ * it holds) until `stop` closes them.
+ */
+function receive(failEvery, hang) {
+  const refused = new Set();
+  const receivedAt = {};
+  let count = 0;
+  const server = createServer((request, response) => {
+    count += 1;
+    if (hang) return;
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      const id = /"id":(-?\d+)/.exec(body)?.[1];
+      if (failEvery > 0 && id !== undefined && Number(id) % failEvery === 0 && !refused.has(id)) {
+        refused.add(id);
+        return response.writeHead(500).end();
+      }
+      if (id !== undefined && receivedAt[id] === undefined) receivedAt[id] = now();
+      response.writeHead(200).end();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (message) => {
+    if (message === 'count') process.send({ count, distinct: Object.keys(receivedAt).length });
+    if (message === 'report') process.send({ receivedAt });
+    if (message === 'stop') {
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+    }
+  });
+}
+
+if (require.main === module && process.argv[2] === '--receiver')
+  receive(Number(process.argv[3]), process.argv[4] === 'hang');
 
 module.exports = { runWebhookBench };

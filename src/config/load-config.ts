@@ -9,8 +9,7 @@ import { SHUTDOWN_RESERVE_MS } from '../lifecycle/graceful-shutdown';
 import { commaList } from './comma-list';
 import { trustProxy } from './trust-proxy';
 
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/plants.db';
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export { DEFAULT_BODY_LIMIT } from './environment-variables';
 // The characters RFC 6750 allows in a bearer token.
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 // In production a static token must be at least this long (`openssl rand -hex 32` makes 64 characters).
@@ -63,8 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     throw new ConfigError('Invalid configuration: AUTH_JWKS_URL must be https when NODE_ENV=production');
   }
   const database = databaseConfig(vars);
-  const dataDir = resolve(vars.DATA_DIR ?? './data');
-  const shutdownMs = vars.SHUTDOWN_TIMEOUT_MS ?? 10000;
+  const dataDir = resolve(vars.DATA_DIR);
+  const shutdownMs = vars.SHUTDOWN_TIMEOUT_MS;
   if (database.kind === 'postgres' && shutdownMs < database.queryTimeoutMs + SHUTDOWN_RESERVE_MS) {
     throw new ConfigError(
       `Invalid configuration: SHUTDOWN_TIMEOUT_MS (${shutdownMs}) must be at least DATABASE_QUERY_TIMEOUT_MS (${database.queryTimeoutMs}) + ${SHUTDOWN_RESERVE_MS}: a request in flight at SIGTERM may wait that long on PostgreSQL`,
@@ -72,19 +71,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   }
 
   return {
-    port: vars.PORT ?? 3000,
+    port: vars.PORT,
     // Outside production the service may print a development token: only this machine can use it.
     host: vars.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     database,
     authTokens,
     adminTokens,
-    authFailuresPerMinute: vars.AUTH_FAILURES_PER_MINUTE ?? 600,
+    authFailuresPerMinute: vars.AUTH_FAILURES_PER_MINUTE,
     jwt,
     production,
-    bodyLimit: vars.BODY_LIMIT ?? DEFAULT_BODY_LIMIT,
+    bodyLimit: vars.BODY_LIMIT,
     dataDir,
     log: {
-      level: vars.LOG_LEVEL ?? 'info',
+      level: vars.LOG_LEVEL,
       format: (vars.LOG_FORMAT as 'json' | 'pretty' | undefined) ?? (production ? 'json' : 'pretty'),
     },
     metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
@@ -92,7 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     rateLimit: vars.RATE_LIMIT_PER_MINUTE === undefined ? undefined : { perMinute: vars.RATE_LIMIT_PER_MINUTE },
     redisUrl: vars.REDIS_URL,
     trustProxy: trustProxy(vars.TRUST_PROXY),
-    validationPipe: (vars.VALIDATION_PIPE as ValidationPipeMode | undefined) ?? 'compiled',
+    validationPipe: vars.VALIDATION_PIPE as ValidationPipeMode,
     webhooks: webhookConfig(vars, {
       production,
       database: database.kind,
@@ -101,9 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     }),
     timeouts: {
       shutdownMs,
-      // Longer than the idle timeout of common load balancers (AWS ALB: 60 s), so they close first.
-      keepAliveMs: vars.KEEP_ALIVE_TIMEOUT_MS ?? 75000,
-      requestMs: vars.REQUEST_TIMEOUT_MS ?? 30000,
+      keepAliveMs: vars.KEEP_ALIVE_TIMEOUT_MS,
+      requestMs: vars.REQUEST_TIMEOUT_MS,
     },
   };
 }
@@ -128,16 +126,16 @@ function jwtConfig(vars: EnvironmentVariables): JwtConfig | undefined {
 }
 
 function databaseConfig(vars: EnvironmentVariables): DatabaseConfig {
-  const url = vars.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const url = vars.DATABASE_URL;
   if (url.startsWith('sqlite:')) {
     return { kind: 'sqlite', path: resolve(url.slice('sqlite:'.length)) };
   }
   return {
     kind: 'postgres',
     url,
-    poolMax: vars.DATABASE_POOL_MAX ?? 10,
-    connectAttempts: vars.DATABASE_CONNECT_ATTEMPTS ?? 10,
-    queryTimeoutMs: vars.DATABASE_QUERY_TIMEOUT_MS ?? 5000,
+    poolMax: vars.DATABASE_POOL_MAX,
+    connectAttempts: vars.DATABASE_CONNECT_ATTEMPTS,
+    queryTimeoutMs: vars.DATABASE_QUERY_TIMEOUT_MS,
     preparedStatements: vars.DATABASE_PREPARED_STATEMENTS !== 'false',
   };
 }

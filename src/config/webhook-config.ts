@@ -6,17 +6,10 @@ import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { commaList } from './comma-list';
 
-/** The Standard Webhooks schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
-export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,14h,20h,24h';
-export const DEFAULT_RETENTION = '7d';
-export const DEFAULT_SECRET_OVERLAP = '24h';
-export const DEFAULT_DISABLE_AFTER = '5d';
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^([0-9]{1,9})(ms|s|m|h|d)$/;
 // `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks).
 const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
-
-export const DEFAULT_MAX_ENDPOINTS = 100;
 
 /** What the webhook settings depend on besides their own variables. */
 export interface WebhookConfigContext {
@@ -71,18 +64,18 @@ export function webhookConfig(vars: EnvironmentVariables, context: WebhookConfig
   }
   return {
     configured: { urls: [...new Set(urls.map((url) => new URL(url).href))], secrets },
-    timeoutMs: vars.WEBHOOK_TIMEOUT_MS ?? 15000,
-    retryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', vars.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE),
-    retentionMs: duration('WEBHOOK_RETENTION', vars.WEBHOOK_RETENTION ?? DEFAULT_RETENTION),
-    concurrency: vars.WEBHOOK_CONCURRENCY ?? 64,
-    endpointConcurrency: vars.WEBHOOK_ENDPOINT_CONCURRENCY ?? 16,
-    pollIntervalMs: vars.WEBHOOK_POLL_INTERVAL_MS ?? 1000,
-    secretOverlapMs: duration('WEBHOOK_SECRET_OVERLAP', vars.WEBHOOK_SECRET_OVERLAP ?? DEFAULT_SECRET_OVERLAP),
-    disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', vars.WEBHOOK_DISABLE_AFTER ?? DEFAULT_DISABLE_AFTER),
+    timeoutMs: vars.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', vars.WEBHOOK_RETRY_SCHEDULE),
+    retentionMs: duration('WEBHOOK_RETENTION', vars.WEBHOOK_RETENTION),
+    concurrency: vars.WEBHOOK_CONCURRENCY,
+    endpointConcurrency: vars.WEBHOOK_ENDPOINT_CONCURRENCY,
+    pollIntervalMs: vars.WEBHOOK_POLL_INTERVAL_MS,
+    secretOverlapMs: duration('WEBHOOK_SECRET_OVERLAP', vars.WEBHOOK_SECRET_OVERLAP),
+    disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', vars.WEBHOOK_DISABLE_AFTER),
     blockedNetworks,
     allowedNetworks,
     httpsOnly: context.production,
-    maxEndpoints: vars.WEBHOOK_MAX_ENDPOINTS ?? DEFAULT_MAX_ENDPOINTS,
+    maxEndpoints: vars.WEBHOOK_MAX_ENDPOINTS,
     secretsKey: secretsKeyConfig(vars.WEBHOOK_SECRETS_KEY, context),
   };
 }

@@ -1,6 +1,9 @@
 // Runs a command (by default `npm test`) with TEST_DATABASE_URL set to a database made for this
-// run on a local PostgreSQL, and drops that database afterwards, whatever the outcome:
-//   npm run test:postgres
+// run on a local PostgreSQL, and drops that database afterwards, whatever the outcome.
+// `npm run test:postgres` runs it with `npm test --`, so what follows its own `--` reaches Jest:
+//   npm run test:postgres                      the whole suite, on both stores
+//   npm run test:postgres -- garden-beds       the tests whose path holds "garden-beds", on both stores
+//   node test/support/with-test-database.js npx jest <paths>   any other command
 // POSTGRES_ADMIN_URL says where to make it (default postgres://postgres@127.0.0.1:5432/postgres).
 const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
