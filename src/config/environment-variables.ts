@@ -96,6 +96,10 @@ export class EnvironmentVariables {
 
   @IsOptional()
   @IsString()
+  METRICS_TOKENS?: string;
+
+  @IsOptional()
+  @IsString()
   CORS_ORIGINS?: string;
 
   @IntegerBetween('RATE_LIMIT_PER_MINUTE', 1, 1000000)
