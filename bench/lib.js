@@ -18,6 +18,8 @@ const SERVICE_FLAGS =
 
 /** The bench's bearer token (production settings refuse a static token under 32 characters). */
 const TOKEN = 'bench-token-0123456789abcdef0123456789';
+/** The bench's scrape token (METRICS_TOKENS): a plants token is 403 on /metrics. */
+const METRICS_TOKEN = 'bench-metrics-token-0123456789abcdef';
 
 /** The value after `--name` on the command line, or `fallback`. */
 function option(name, fallback) {
@@ -57,6 +59,7 @@ function serverEnv(port) {
     HOST: '127.0.0.1',
     PORT: String(port),
     AUTH_TOKENS: TOKEN,
+    METRICS_TOKENS: METRICS_TOKEN,
     LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',
     NODE_ENV: 'production',
@@ -213,6 +216,7 @@ function rssMiB(pid) {
 module.exports = {
   NODE,
   SERVICE_FLAGS,
+  METRICS_TOKEN,
   TOKEN,
   buildsFromArgs,
   cpuNs,

@@ -18,7 +18,7 @@ const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runAuthFailuresBench } = require('./auth-failures');
 const { runSoak } = require('./soak');
-const { SERVICE_FLAGS, TOKEN, freshStore, median, nodeVersion, option } = require('./lib');
+const { METRICS_TOKEN, SERVICE_FLAGS, TOKEN, freshStore, median, nodeVersion, option } = require('./lib');
 const { rssMiB, sleep, spread, startServer } = require('./lib');
 const { STOCK_NEST_MAIN, buildStockNest } = require('./stock-nest/build');
 
@@ -216,6 +216,7 @@ const helpers = {
   duration: DURATION,
   connections: CONNECTIONS,
   token: TOKEN,
+  metricsToken: METRICS_TOKEN,
   seeded: SEEDED,
 };
 

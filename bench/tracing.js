@@ -56,8 +56,9 @@ async function startSink() {
 }
 
 /** The requests the service answered on ROUTE, from its own metrics. */
-async function answered(url, token) {
-  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+async function answered(url, metricsToken) {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+  if (!response.ok) throw new Error(`tracing: /metrics answered ${response.status}`);
   const text = await response.text();
   let total = 0;
   for (const line of text.split('\n')) {
@@ -69,7 +70,7 @@ async function answered(url, token) {
 }
 
 async function measure(helpers, sink, mode, extraEnv) {
-  const { start, stop, freshStore, duration, connections, token, seeded } = helpers;
+  const { start, stop, freshStore, duration, connections, token, metricsToken, seeded } = helpers;
   const store = await freshStore('sqlite');
   const server = await start('service', { ...store.env, ...extraEnv });
   try {
@@ -95,7 +96,7 @@ async function measure(helpers, sink, mode, extraEnv) {
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last responses in flight
-    const served = await answered(server.url, token);
+    const served = await answered(server.url, metricsToken);
     await stop(server); // SIGTERM: the service flushes its spans before it exits (a second stop is a no-op)
     const received = sink.take();
     return {

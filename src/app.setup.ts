@@ -9,6 +9,7 @@ import { AppConfig, TrustProxy } from './config/app-config';
 import { ShutdownSignal } from './lifecycle/shutdown-signal';
 import { parseJsonBody } from './platform/json-body.parser';
 import { securityHeadersFor } from './platform/security-headers';
+import { serveOnlyWhatTheDocsPageLoads } from './platform/docs-files';
 import { drainLimits, drainThenClose, hasBody } from './platform/early-answer-drain';
 import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './errors/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
@@ -119,6 +120,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   authenticateBeforeBody(fastify, verifier, document);
   // Responses that carry an int64 are written by a serializer compiled from their documented schema.
   serializeResponsesAsDocumented(fastify, document);
+  serveOnlyWhatTheDocsPageLoads(fastify, DOCS_PATH);
   SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',

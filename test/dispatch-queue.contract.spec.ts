@@ -13,7 +13,7 @@ import { PLANT_CREATED } from '../src/plants/plant-events';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { AttemptResult, ClaimedDelivery } from '../src/webhooks/deliveries';
 import { SecretsCipher } from '../src/webhooks/secrets/secrets-cipher';
-import { SecretsColumn } from '../src/webhooks/secrets/secrets-column';
+import { CONFIGURED_SECRETS, SecretsColumn } from '../src/webhooks/secrets/secrets-column';
 import { eventually } from './support/eventually';
 import { describeOnEachStore, describePostgres } from './support/postgres';
 import { secretsColumn, useWebhookStores, WEBHOOK_TEST_MIGRATIONS, webhookStores } from './support/webhook-stores';
@@ -306,6 +306,37 @@ describeOnEachStore('the webhook dispatch queue (contract, on %s)', (postgres) =
       [lost, 0, [{ secret }]],
       [lost, 0, [{ secret }]],
     ]);
+  });
+  it("should hold back a config endpoint whose row holds a stored secret, and an api endpoint holding WEBHOOK_SECRET's place", async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const configured = newSecret();
+    const column = secretsColumn([configured]);
+    const queue = webhookStores(stores.database, column).queue;
+    const healthy = await endpoint('http://127.0.0.1:1/ok');
+    const api = await endpoint('http://127.0.0.1:1/api');
+    await stores.endpoints.reconcile(['http://127.0.0.1:1/config'], newEndpointId);
+    const config = (await stores.endpoints.list(10)).find((each) => each.source === 'config')!.id;
+    // Written in by someone with access to the database.
+    const setSecrets = (id: string, secrets: string) =>
+      stores.database.execute(
+        'test',
+        stores.database.kysely.updateTable('webhook_endpoints').set({ secrets }).where('id', '=', id).compile(),
+      );
+    await setSecrets(api, CONFIGURED_SECRETS);
+    // Sealed for the config row itself: it would open there, were it an endpoint of the API.
+    await setSecrets(config, column.write([{ secret: newSecret() }], config));
+    await commit('a');
+
+    expect((await queue.claim(100, LEASE_MS, 8)).map((d) => [d.endpointId, d.secrets])).toEqual([
+      [healthy, [{ secret: expect.stringMatching(/^whsec_/) }]],
+    ]);
+    expect(logged.mock.calls.map(([line]) => (line as string).split(':')[0]).sort()).toEqual(
+      [`Cannot sign for webhook endpoint ${api}`, `Cannot sign for webhook endpoint ${config}`].sort(),
+    );
+    expect(JSON.stringify(logged.mock.calls)).not.toContain(configured.slice(6));
+    for (const id of [api, config]) {
+      expect((await stores.log.list(id, { limit: 10 })).map((d) => [d.status, d.attempts])).toEqual([['pending', 0]]);
+    }
   });
   it('should disable an endpoint that failed for the whole window, failing its pending deliveries', async () => {
     const id = await endpoint('http://127.0.0.1:1/dead');

@@ -348,6 +348,38 @@ describeOnEachStore('the webhook endpoints store (contract, on %s)', (postgres) 
       expect(isSealed(await rawSecrets(made.id))).toBe(true);
       await expect(store.updateSecrets('ep_missing', () => [])).resolves.toBe(false);
     });
+
+    it("should open WEBHOOK_SECRET's place in a config row only, and nothing else there; a reconcile or a rotation puts each back", async () => {
+      const api = newEndpoint('http://127.0.0.1:1/api');
+      await store.create(api, 100);
+      await store.reconcile(['http://127.0.0.1:1/config'], () => ids.next());
+      const config = (await store.list(10)).find((endpoint) => endpoint.source === 'config')!;
+      // Written in by someone with access to the database: the operator's place into the API's row, and
+      // a value sealed for the config row itself (as it was when it belonged to the API) into the config row.
+      await setRaw(api.id, { secrets: CONFIGURED_SECRETS });
+      await setRaw(config.id, { secrets: columnWith().write([{ secret: api.secret }], config.id) });
+
+      await expect(store.secrets(api.id)).rejects.toThrow(
+        new SecretsKeyError(
+          'an endpoint of the API holds the place of WEBHOOK_SECRET, which signs only the endpoints declared in WEBHOOK_URLS',
+        ),
+      );
+      await expect(store.secrets(config.id)).rejects.toThrow(
+        new SecretsKeyError(
+          'an endpoint declared in WEBHOOK_URLS holds a stored secret, and it signs with WEBHOOK_SECRET only',
+        ),
+      );
+      // Start-up leaves both as they are (held back), and stops for neither.
+      await expect(store.reseal()).resolves.toBe(0);
+      expect(await rawSecrets(api.id)).toBe(CONFIGURED_SECRETS);
+
+      const next = newSecret();
+      await expect(store.updateSecrets(api.id, (secrets) => [{ secret: next }, ...secrets])).resolves.toBe(true);
+      await expect(store.secrets(api.id)).resolves.toEqual([{ secret: next }]);
+      await store.reconcile(['http://127.0.0.1:1/config'], () => ids.next());
+      expect(await rawSecrets(config.id)).toBe(CONFIGURED_SECRETS);
+      await expect(store.secrets(config.id)).resolves.toEqual([{ secret: CONFIGURED }]);
+    });
   });
 
   describe('reconcile (WEBHOOK_URLS)', () => {

@@ -115,8 +115,11 @@ export abstract class AppConfig {
   /** Folder for files the service keeps (the development token). */
   abstract readonly dataDir: string;
   abstract readonly log: { readonly level: string; readonly format: 'json' | 'pretty' };
-  /** `/metrics`: public or behind the bearer token; or only on its own port when `port` is set. */
-  abstract readonly metrics: { readonly public: boolean; readonly port?: number };
+  /**
+   * `/metrics`: public, or for a token of `tokens` (METRICS_TOKENS, a scrape job's) or the admin
+   * permission; or only on its own port, without a token, when `port` is set.
+   */
+  abstract readonly metrics: { readonly public: boolean; readonly port?: number; readonly tokens: readonly string[] };
   /** Origins allowed by CORS; empty means CORS is off. */
   abstract readonly corsOrigins: readonly string[];
   /** Undefined when RATE_LIMIT_PER_MINUTE is unset: no rate limit. */

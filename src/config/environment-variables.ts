@@ -166,6 +166,15 @@ export class EnvironmentVariables {
   @IntegerBetween('METRICS_PORT', 1, 65535)
   METRICS_PORT?: number;
 
+  @Documented(
+    'Logs and metrics',
+    "The scrape job's bearer tokens for `/metrics`, comma-separated (each at least 32 characters in production), valid there only (401 on any other route). A token with the admin permission reads `/metrics` too; any other token gets 403.",
+    'none',
+  )
+  @IsOptional()
+  @IsString()
+  METRICS_TOKENS?: string;
+
   @Documented('Server', 'Allowed browser origins, comma-separated.', 'none: CORS off')
   @IsOptional()
   @IsString()

@@ -18,7 +18,7 @@ describe('loadConfig', () => {
         bodyLimit: 1048576,
         dataDir: resolve('data'),
         log: { level: 'info', format: 'pretty' },
-        metrics: { public: false, port: undefined },
+        metrics: { public: false, port: undefined, tokens: [] },
         corsOrigins: [],
         rateLimit: undefined,
         redisUrl: undefined,
@@ -64,6 +64,7 @@ describe('loadConfig', () => {
         LOG_LEVEL: 'debug',
         METRICS_PUBLIC: 'true',
         METRICS_PORT: '9100',
+        METRICS_TOKENS: `${'m'.repeat(32)}, ${'n'.repeat(64)}`,
         CORS_ORIGINS: 'https://a.example, https://b.example',
         RATE_LIMIT_PER_MINUTE: '600',
         REDIS_URL: 'redis://cache:6379/2',
@@ -98,7 +99,7 @@ describe('loadConfig', () => {
         bodyLimit: 4096,
         dataDir: '/tmp/plants',
         log: { level: 'debug', format: 'json' },
-        metrics: { public: true, port: 9100 },
+        metrics: { public: true, port: 9100, tokens: ['m'.repeat(32), 'n'.repeat(64)] },
         corsOrigins: ['https://a.example', 'https://b.example'],
         rateLimit: { perMinute: 600 },
         redisUrl: 'redis://cache:6379/2',
@@ -199,6 +200,14 @@ describe('loadConfig', () => {
       [
         { AUTH_TOKENS: 'has space' },
         'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
+      ],
+      [
+        { METRICS_TOKENS: 'scrape:me' },
+        'Invalid configuration: METRICS_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
+      ],
+      [
+        { NODE_ENV: 'production', AUTH_TOKENS: 'a'.repeat(32), METRICS_TOKENS: `${'m'.repeat(32)},prometheus` },
+        'Invalid configuration: each of METRICS_TOKENS must be at least 32 characters when NODE_ENV=production (make one with: openssl rand -hex 32)',
       ],
       [
         { DATABASE_URL: 'mysql://root:hunter2@db/plants' },

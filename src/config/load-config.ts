@@ -30,33 +30,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   }
 
   const production = vars.NODE_ENV === 'production';
-  const authTokens = commaList(vars.AUTH_TOKENS);
-  if (!authTokens.every((token) => TOKEN68.test(token))) {
-    throw new ConfigError(
-      'Invalid configuration: AUTH_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
-    );
-  }
-  const adminTokens = commaList(vars.ADMIN_TOKENS);
-  if (!adminTokens.every((token) => TOKEN68.test(token))) {
-    throw new ConfigError(
-      'Invalid configuration: ADMIN_TOKENS must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)',
-    );
-  }
+  const authTokens = bearerTokens('AUTH_TOKENS', vars.AUTH_TOKENS);
+  const adminTokens = bearerTokens('ADMIN_TOKENS', vars.ADMIN_TOKENS);
+  const metricsTokens = bearerTokens('METRICS_TOKENS', vars.METRICS_TOKENS);
   const jwt = jwtConfig(vars);
   if (production && authTokens.length === 0 && adminTokens.length === 0 && jwt === undefined) {
     throw new ConfigError(
       'Invalid configuration: AUTH_TOKENS (or AUTH_JWKS_URL / AUTH_JWT_PUBLIC_KEY) must be set when NODE_ENV=production',
     );
   }
-  if (production && adminTokens.some((token) => token.length < MIN_PRODUCTION_TOKEN_LENGTH)) {
-    throw new ConfigError(
-      `Invalid configuration: each of ADMIN_TOKENS must be at least ${MIN_PRODUCTION_TOKEN_LENGTH} characters when NODE_ENV=production (make one with: openssl rand -hex 32)`,
-    );
-  }
-  if (production && authTokens.some((token) => token.length < MIN_PRODUCTION_TOKEN_LENGTH)) {
-    throw new ConfigError(
-      `Invalid configuration: each of AUTH_TOKENS must be at least ${MIN_PRODUCTION_TOKEN_LENGTH} characters when NODE_ENV=production (make one with: openssl rand -hex 32)`,
-    );
+  if (production) {
+    longEnough('ADMIN_TOKENS', adminTokens);
+    longEnough('AUTH_TOKENS', authTokens);
+    longEnough('METRICS_TOKENS', metricsTokens);
   }
   if (production && jwt?.jwksUrl !== undefined && !jwt.jwksUrl.startsWith('https:')) {
     throw new ConfigError('Invalid configuration: AUTH_JWKS_URL must be https when NODE_ENV=production');
@@ -86,7 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       level: vars.LOG_LEVEL,
       format: (vars.LOG_FORMAT as 'json' | 'pretty' | undefined) ?? (production ? 'json' : 'pretty'),
     },
-    metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT },
+    metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT, tokens: metricsTokens },
     corsOrigins: commaList(vars.CORS_ORIGINS),
     rateLimit: vars.RATE_LIMIT_PER_MINUTE === undefined ? undefined : { perMinute: vars.RATE_LIMIT_PER_MINUTE },
     redisUrl: vars.REDIS_URL,
@@ -104,6 +90,26 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       requestMs: vars.REQUEST_TIMEOUT_MS,
     },
   };
+}
+
+/** A comma-separated list of static bearer tokens in `name`, each of the characters RFC 6750 allows. */
+function bearerTokens(name: string, value: string | undefined): string[] {
+  const tokens = commaList(value);
+  if (!tokens.every((token) => TOKEN68.test(token))) {
+    throw new ConfigError(
+      `Invalid configuration: ${name} must be a comma-separated list of bearer tokens (letters, digits and -._~+/=)`,
+    );
+  }
+  return tokens;
+}
+
+/** In production a static token is long enough not to be guessed; the message names `name`, never a token. */
+function longEnough(name: string, tokens: readonly string[]): void {
+  if (tokens.some((token) => token.length < MIN_PRODUCTION_TOKEN_LENGTH)) {
+    throw new ConfigError(
+      `Invalid configuration: each of ${name} must be at least ${MIN_PRODUCTION_TOKEN_LENGTH} characters when NODE_ENV=production (make one with: openssl rand -hex 32)`,
+    );
+  }
 }
 
 function jwtConfig(vars: EnvironmentVariables): JwtConfig | undefined {

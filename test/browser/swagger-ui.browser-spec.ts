@@ -44,6 +44,10 @@ describe('the Swagger UI at /docs, in headless Chromium', () => {
     page.on('console', (message) => {
       if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
     });
+    const answered: { path: string; status: number }[] = [];
+    page.on('response', (response) =>
+      answered.push({ path: new URL(response.url()).pathname, status: response.status() }),
+    );
     await page.goto(`${server.url}/docs`);
 
     await page.click('button.authorize');
@@ -87,5 +91,18 @@ describe('the Swagger UI at /docs, in headless Chromium', () => {
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'swagger-ui-try-it-out.png'), fullPage: true });
     expect(cspErrors).toEqual([]);
+
+    // What the page loaded, every request answered: /docs serves these and 404s the rest
+    // (test/e2e/docs-files.e2e-spec.ts). A browser takes one of the two icons the page names, or none.
+    expect(answered.filter(({ status }) => status >= 400)).toEqual([]);
+    const fromDocs = [...new Set(answered.map(({ path }) => path).filter((path) => path.startsWith('/docs')))].sort();
+    const icons = ['/docs/favicon-16x16.png', '/docs/favicon-32x32.png'];
+    expect(fromDocs.filter((path) => !icons.includes(path))).toEqual([
+      '/docs',
+      '/docs/swagger-ui-bundle.js',
+      '/docs/swagger-ui-init.js',
+      '/docs/swagger-ui-standalone-preset.js',
+      '/docs/swagger-ui.css',
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { Database as StoreDatabase } from '../../src/database/database';
 import { eventually } from '../support/eventually';
 import { request } from '../support/http';
-import { createTestApp, TEST_TOKEN, TestApp } from '../support/test-app';
+import { createTestApp, TEST_METRICS_TOKEN, TestApp } from '../support/test-app';
 
 const get = (url: string, auth: string | false = false) => request(url, { method: 'GET', auth });
 
@@ -94,7 +94,7 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
     });
 
-    it('should serve Prometheus metrics behind the bearer token', async () => {
+    it('should serve Prometheus metrics to a token of METRICS_TOKENS', async () => {
       await request(`${server.url}/plants`, { body: { id: 3, name: 'Counted' } });
       await request(`${server.url}/plants`, { body: { id: 3, name: 'Counted' } });
       await request(`${server.url}/nowhere/404`, { method: 'GET' });
@@ -102,7 +102,7 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
       const anonymous = await get(`${server.url}/metrics`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ error: 401, message: 'Authorization header with a Bearer token is required' });
-      const res = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);
+      const res = await get(`${server.url}/metrics`, `Bearer ${TEST_METRICS_TOKEN}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(res.text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="200"\} \d+$/m);
@@ -127,10 +127,10 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
       const res = await get(`${server.url}/health/ready`);
       expect(res.body).toEqual({ error: 503, message: 'Not ready: database is down' });
       expect((await get(`${server.url}/health/live`)).status).toBe(200);
-      const metrics = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);
+      const metrics = await get(`${server.url}/metrics`, `Bearer ${TEST_METRICS_TOKEN}`);
       expect(metrics.text).not.toMatch(/plant_store_database_errors_total\{kind="failure"\} [1-9]/);
       await request(`${server.url}/plants`, { body: { id: 4, name: 'x' } });
-      const after = await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`);
+      const after = await get(`${server.url}/metrics`, `Bearer ${TEST_METRICS_TOKEN}`);
       expect(after.text).toMatch(/^plant_store_database_errors_total\{kind="failure"\} 1$/m);
     });
   });
@@ -205,7 +205,7 @@ describe('operations (e2e): health, request ids, headers, metrics, CORS', () => 
       const res = await get(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(res.status).toBe(200);
       expect(res.text).toContain('# TYPE http_requests_total counter');
-      expect((await get(`${server.url}/metrics`, `Bearer ${TEST_TOKEN}`)).status).toBe(404);
+      expect((await get(`${server.url}/metrics`, `Bearer ${TEST_METRICS_TOKEN}`)).status).toBe(404);
     });
   });
 });

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { request } from '../support/http';
 import { createTestSchema, describePostgres, TestSchema, viaPort, withParams } from '../support/postgres';
 import { TcpProxy } from '../support/tcp-proxy';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_METRICS_TOKEN, TestApp } from '../support/test-app';
 
 /** The service on a fresh PostgreSQL schema, reached through a TCP proxy the test controls. */
 class BehindProxy {
@@ -170,7 +170,7 @@ describePostgres('when another session holds a lock on the plants table (e2e)', 
     return { ...result, ms: performance.now() - started };
   };
   const timeouts = async () => {
-    const metrics = await request(`${server.url}/metrics`, { method: 'GET' });
+    const metrics = await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${TEST_METRICS_TOKEN}` });
     return Number(/^plant_store_database_errors_total\{kind="timeout"\} (\d+)$/m.exec(metrics.text)?.[1] ?? 0);
   };
 

@@ -7,7 +7,7 @@ import { eventually } from '../support/eventually';
 import { request } from '../support/http';
 import { PrivateRedis } from '../support/redis-server';
 import { TcpProxy } from '../support/tcp-proxy';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_METRICS_TOKEN, TestApp } from '../support/test-app';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -93,9 +93,13 @@ describe('rate limit (e2e)', () => {
     });
 
     it('should never limit health, readiness or metrics', async () => {
-      for (const path of ['/health/live', '/health/ready', '/metrics']) {
+      for (const [path, auth] of [
+        ['/health/live', token],
+        ['/health/ready', token],
+        ['/metrics', TEST_METRICS_TOKEN],
+      ]) {
         const seen = await statuses(6, () =>
-          request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${token}` }),
+          request(`${server.url}${path}`, { method: 'GET', auth: `Bearer ${auth}` }),
         );
         expect(seen).toEqual([200, 200, 200, 200, 200, 200]);
       }
@@ -221,7 +225,7 @@ describe('rate limit (e2e)', () => {
       expect(await statuses(3, (index) => create(10 + index))).toEqual([200, 200, 429]);
       expect(server.logs.join('\n')).toMatch(/Redis is unreachable \(.+\): rate limits are counted per instance/);
       expect(server.logs.join('\n')).not.toContain(String(proxy.port) + '/');
-      const metrics = await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${token}` });
+      const metrics = await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${TEST_METRICS_TOKEN}` });
       expect(Number(/^plant_store_rate_limit_fallbacks_total (\d+)$/m.exec(metrics.text)?.[1])).toBeGreaterThanOrEqual(
         3,
       );
@@ -269,7 +273,7 @@ describe('rate limit (e2e)', () => {
       }
     };
     const fallbacks = async () => {
-      const metrics = await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${token}` });
+      const metrics = await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${TEST_METRICS_TOKEN}` });
       return Number(/^plant_store_rate_limit_fallbacks_total (\d+)$/m.exec(metrics.text)?.[1]);
     };
     beforeAll(async () => {

@@ -9,6 +9,7 @@ import { ServiceProcess, startService } from '../support/service-process';
 import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const TOKEN = 'tracing-process-token';
+const METRICS_TOKEN = 'tracing-process-metrics-token';
 
 describeOnEachStore('one trace from the request to the webhook delivery (e2e on %s, node dist/main.js)', (postgres) => {
   const secret = makeSecret();
@@ -93,6 +94,7 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
       DATABASE_URL: schema ? schema.url : `sqlite:${join(dir, 'plants.db')}`,
       DATA_DIR: dir,
       AUTH_TOKENS: TOKEN,
+      METRICS_TOKENS: METRICS_TOKEN,
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
@@ -115,7 +117,7 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     expect(notSampled.status).toBe(200);
     expect((await request(`${service.url}/health/ready`, { method: 'GET', auth: false })).status).toBe(200);
     // The scrape says so too, while it runs.
-    const scraped = await request(`${service.url}/metrics`, { method: 'GET', auth });
+    const scraped = await request(`${service.url}/metrics`, { method: 'GET', auth: `Bearer ${METRICS_TOKEN}` });
     expect(scraped.text).toContain('plant_store_trace_spans_total{outcome="dropped"} 0');
 
     expect(await service.stop('SIGTERM')).toBe(0);

@@ -1,7 +1,7 @@
 import { request, RequestOptions } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_METRICS_TOKEN, TestApp } from '../support/test-app';
 import { makeSecret, ReceivedDelivery, WebhookReceiver } from '../support/webhook-receiver';
 
 const ADMIN = 'admin-token-0123456789abcdef';
@@ -56,7 +56,7 @@ describeOnEachStore('what a subscriber’s answer means (e2e on %s, receivers on
     expect(answers.map((answer) => answer.status)).toEqual(ids.map(() => 200));
   };
   const metric = async (name: string) => {
-    const text = (await request(`${server.url}/metrics`, { method: 'GET' })).text;
+    const text = (await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${TEST_METRICS_TOKEN}` })).text;
     return Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   };
 

@@ -4,7 +4,7 @@ import { request, RequestOptions } from '../support/http';
 import { ShutdownSignal } from '../../src/lifecycle/shutdown-signal';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_METRICS_TOKEN, TestApp } from '../support/test-app';
 import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
 const ADMIN = 'admin-token-0123456789abcdef';
@@ -429,7 +429,8 @@ describeOnEachStore('webhook endpoints (e2e on %s, receivers on 127.0.0.1)', (po
     expect(server.logs).toContainEqual(
       expect.stringContaining(`Disabled webhook endpoint ${endpoint.id} (127.0.0.1:${dead.port})`),
     );
-    const metrics = (await request(`${server.url}/metrics`, { method: 'GET' })).text;
+    const metrics = (await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${TEST_METRICS_TOKEN}` }))
+      .text;
     expect(metrics).toMatch(/^plant_store_webhook_endpoints_disabled_total 1$/m);
     const log = `/webhooks/endpoints/${endpoint.id}/deliveries`;
     expect(((await admin(`${log}?status=failed`)).body as unknown[]).length).toBe(2);

@@ -267,6 +267,68 @@ describeOnEachStore('webhook endpoint secrets at rest (e2e on %s)', (postgres) =
     expect(rotated.status).toBe(200);
     expect((await admin(`/webhooks/endpoints/${b.id}/secret`)).body).toEqual(rotated.body);
   });
+
+  it("should never serve WEBHOOK_SECRET from an API endpoint's row, nor sign a config endpoint with anything else: each is held back with one line", async () => {
+    const configured = makeSecret();
+    const healthy = await receiver();
+    const api = await receiver([configured]); // what it would be signed with if the operator's place opened in its row
+    const declared = await receiver([configured]);
+    await start(KEY_A);
+    const made = async (url: string) =>
+      (await admin('/webhooks/endpoints', { method: 'POST', body: { url } })).body as { id: string; secret: string };
+    const a = await made(healthy.url);
+    const b = await made(api.url);
+    // C belongs to the API first, then WEBHOOK_URLS declares its URL: the same row becomes a config endpoint.
+    const c = await made(declared.url);
+    healthy.trust(a.secret);
+    declared.trust(c.secret); // what it would be signed with if its old sealed value opened there
+    const cWhenApi = (await storedSecrets())[c.id];
+    const env = { WEBHOOK_URLS: declared.url, WEBHOOK_SECRET: configured };
+    await restart(KEY_A, env);
+    expect((await storedSecrets())[c.id]).toBe('config:WEBHOOK_SECRET');
+    // Someone with write access to the database: the operator's place into B's row, C's old value back into its row.
+    await storeRaw(b.id, 'config:WEBHOOK_SECRET');
+    await storeRaw(c.id, cWhenApi);
+
+    const served = await admin(`/webhooks/endpoints/${b.id}/secret`);
+    expect(served).toMatchObject({
+      status: 409,
+      body: {
+        error: 409,
+        message: `The stored secret of endpoint ${b.id} cannot be used: an endpoint of the API holds the place of WEBHOOK_SECRET, which signs only the endpoints declared in WEBHOOK_URLS`,
+      },
+    });
+    expect(served.text).not.toContain(configured.slice('whsec_'.length));
+    expect((await create(1)).status).toBe(200);
+    const lines = [b.id, c.id].map((id) => `Cannot sign for webhook endpoint ${id}: `);
+    const said = (line: string) => server!.logs.filter((log) => log.startsWith(line));
+    await healthy.waitFor(() => healthy.received.length === 1 && lines.every((line) => said(line).length > 0));
+    expect((await create(2)).status).toBe(200);
+    await healthy.waitFor(() => healthy.received.length === 2);
+    expect(healthy.received.map((delivery) => delivery.verifiedBy)).toEqual([[0], [0]]);
+    expect([api.received, declared.received]).toEqual([[], []]);
+    expect(said(lines[0])).toEqual([
+      expect.stringContaining(
+        `${lines[0]}an endpoint of the API holds the place of WEBHOOK_SECRET, which signs only the endpoints declared in WEBHOOK_URLS. ` +
+          'Its deliveries stay pending, unsent and uncounted, until its secret opens, or is rotated with a new one',
+      ),
+    ]);
+    expect(said(lines[1])).toEqual([
+      expect.stringContaining(
+        `${lines[1]}an endpoint declared in WEBHOOK_URLS holds a stored secret, and it signs with WEBHOOK_SECRET only. ` +
+          'Its deliveries stay pending, unsent and uncounted, until the service restarts, which gives it WEBHOOK_SECRET back',
+      ),
+    ]);
+    for (const id of [b.id, c.id]) {
+      expect((await admin(`/webhooks/endpoints/${id}/deliveries?status=pending`)).body).toHaveLength(2);
+    }
+
+    // A restart gives C its WEBHOOK_SECRET back: what waited goes out, signed with it only.
+    await restart(KEY_A, env);
+    await declared.waitFor(() => declared.received.length === 2);
+    expect(declared.received.map((delivery) => delivery.verifiedBy)).toEqual([[0], [0]]);
+    expect(api.received).toEqual([]);
+  });
 });
 
 describe('webhook endpoint secrets with the key made in DATA_DIR (e2e on SQLite)', () => {

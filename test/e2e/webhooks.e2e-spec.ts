@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { request } from '../support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from '../support/postgres';
 import { eventually } from '../support/eventually';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_METRICS_TOKEN, TestApp } from '../support/test-app';
 import { DispatchQueue } from '../../src/webhooks/persistence/dispatch-queue';
 import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webhook-receiver';
 
@@ -49,7 +49,7 @@ describeOnEachStore('the new-plant webhook (e2e on %s, receivers on 127.0.0.1)',
     }
   };
   const metric = async (name: string) => {
-    const text = (await request(`${server.url}/metrics`, { method: 'GET' })).text;
+    const text = (await request(`${server.url}/metrics`, { method: 'GET', auth: `Bearer ${TEST_METRICS_TOKEN}` })).text;
     return Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   };
   const create = (body: string) => request(`${server.url}/plants`, { body });

@@ -13,6 +13,8 @@ import { WebhooksModule } from '../../src/webhooks/webhooks.module';
 export type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 
 export const TEST_TOKEN = 'test-token-0123456789';
+/** The METRICS_TOKENS of every test app unless a test says otherwise: a scrape job's token, for `/metrics` only. */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
 /**
  * The WEBHOOK_SECRETS_KEY of tests on PostgreSQL, where an admin credential requires one (on SQLite
  * outside production the service makes its own in DATA_DIR). A test's own value, '' for none, wins.
@@ -62,6 +64,7 @@ export async function createTestApp(
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'plant-store-test-'));
   const config = loadConfig({
     AUTH_TOKENS: TEST_TOKEN,
+    METRICS_TOKENS: TEST_METRICS_TOKEN,
     DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`,
     DATA_DIR: dir,
     LOG_LEVEL: 'silent',

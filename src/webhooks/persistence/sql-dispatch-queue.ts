@@ -9,7 +9,7 @@ import { SigningSecret } from '../endpoints/endpoint';
 import { disabledReason, EndpointChange, endpointChange } from '../dispatch-policy';
 import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from '../deliveries';
 import { DispatchQueue } from './dispatch-queue';
-import { SecretsColumn } from '../secrets/secrets-column';
+import { SecretsColumn, SecretsSource } from '../secrets/secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import { flagOf } from './webhooks.tables';
 
@@ -211,7 +211,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     const { rows: endpoints } = await tx.execute(
       this.db
         .selectFrom('webhook_endpoints as e')
-        .select(['e.id', 'e.url', 'e.secrets', room(endpointCap, leaseNow).as('room')])
+        .select(['e.id', 'e.url', 'e.secrets', 'e.source', room(endpointCap, leaseNow).as('room')])
         .where(sendable(now))
         .compile(),
     );
@@ -240,7 +240,7 @@ export class SqlDispatchQueue implements DispatchQueue {
           .compile(),
       );
       if (due.length === 0) continue;
-      const secrets = this.secretsColumn.forSigning(endpoint.secrets, endpoint.id);
+      const secrets = this.secretsColumn.forSigning(endpoint.secrets, endpoint.id, endpoint.source);
       if (secrets === undefined) continue;
       for (const row of due) picked.push(this.claimed({ ...row, url: endpoint.url }, secrets, token));
     }
@@ -300,7 +300,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     const unreadable = this.secretsColumn.heldBack();
     const now = this.clock.now();
     const { rows } = await tx.execute(
-      sql<ClaimedRow & { secrets: string }>`WITH due AS (
+      sql<ClaimedRow & { secrets: string; source: SecretsSource }>`WITH due AS (
           SELECT c.id, c.next_attempt_at FROM webhook_endpoints e
           CROSS JOIN LATERAL (
             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
@@ -319,7 +319,7 @@ export class SqlDispatchQueue implements DispatchQueue {
           -- statement waited for the row must win (READ COMMITTED re-evaluates only this WHERE).
           AND d.status = 'pending' AND ${unheld(now)}
           AND NOT e.disabled
-        RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, m.payload, m.trace_context, d.attempts,
+        RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.source, m.payload, m.trace_context, d.attempts,
                   ${this.clock.ms('d.created_at')} AS created_at_ms, ${PG_DUE}::text AS due_at, d.schedule_from`.compile(
         this.db,
       ),
@@ -329,7 +329,7 @@ export class SqlDispatchQueue implements DispatchQueue {
     const unsigned: string[] = [];
     for (const row of rows) {
       if (!secrets.has(row.endpoint_id))
-        secrets.set(row.endpoint_id, this.secretsColumn.forSigning(row.secrets, row.endpoint_id));
+        secrets.set(row.endpoint_id, this.secretsColumn.forSigning(row.secrets, row.endpoint_id, row.source));
       const of = secrets.get(row.endpoint_id);
       if (of === undefined) unsigned.push(row.id.toString());
       else claimed.push(this.claimed(row, of, token));

@@ -147,21 +147,21 @@ export class SqlEndpointsStore extends EndpointsStore {
   }
 
   async secrets(id: string): Promise<readonly SigningSecret[] | undefined> {
-    const query = this.db.selectFrom('webhook_endpoints').select('secrets').where('id', '=', id).compile();
+    const query = this.db.selectFrom('webhook_endpoints').select(['secrets', 'source']).where('id', '=', id).compile();
     const { rows } = await this.database.execute('read an endpoint secret', query);
-    return rows.length === 0 ? undefined : this.secretsColumn.read(rows[0].secrets, id);
+    return rows.length === 0 ? undefined : this.secretsColumn.read(rows[0].secrets, id, rows[0].source);
   }
 
   updateSecrets(id: string, change: (secrets: readonly SigningSecret[]) => SigningSecret[]): Promise<boolean> {
     const { db, clock, secretsColumn } = this;
     return this.database.transaction('rotate a secret', async (tx) => {
       const { rows } = await tx.execute(
-        db.selectFrom('webhook_endpoints').select('secrets').where('id', '=', id).forUpdate().compile(),
+        db.selectFrom('webhook_endpoints').select(['secrets', 'source']).where('id', '=', id).forUpdate().compile(),
       );
       if (rows.length === 0) return false;
       let current: SigningSecret[];
       try {
-        current = secretsColumn.read(rows[0].secrets, id);
+        current = secretsColumn.read(rows[0].secrets, id, rows[0].source);
       } catch (error) {
         // A value that does not open in this row (altered, or copied from another) signs nothing: a
         // rotation replaces it. One whose key is missing stays, for the operator to give the key.
@@ -256,14 +256,14 @@ export class SqlEndpointsStore extends EndpointsStore {
         const { rows } = await tx.execute(
           db
             .selectFrom('webhook_endpoints')
-            .select(['id', 'secrets'])
+            .select(['id', 'secrets', 'source'])
             .orderBy('id') // the lock order
             .forUpdate()
             .compile(),
         );
         let changed = 0;
-        for (const { id, secrets } of rows) {
-          const sealed = secretsColumn.resealed(secrets, id, unbound);
+        for (const { id, secrets, source } of rows) {
+          const sealed = secretsColumn.resealed(secrets, id, source, unbound);
           if (sealed === undefined) continue;
           // The same secrets, stored anew: not a change anyone made, so `updated_at` stays.
           await tx.execute(db.updateTable('webhook_endpoints').set({ secrets: sealed }).where('id', '=', id).compile());

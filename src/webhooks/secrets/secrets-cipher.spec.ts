@@ -107,66 +107,87 @@ describe('SecretsColumn', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY]), []);
     const written = column.write(secrets, 'ep_1');
     expect(isSealed(written)).toBe(true);
-    expect(column.read(written, 'ep_1')).toEqual(secrets);
+    expect(column.read(written, 'ep_1', 'api')).toEqual(secrets);
     // Read once in its own row (and remembered), it still does not open in another.
-    expect(() => column.read(written, 'ep_2')).toThrow(SecretsKeyError);
+    expect(() => column.read(written, 'ep_2', 'api')).toThrow(SecretsKeyError);
   });
 
   it('should read rows written in clear before, and reseal them, rows of the first form and rows under an older key; leave current ones', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
-    expect(column.read(clear, 'ep_1')).toEqual(secrets);
-    const fromClear = column.resealed(clear, 'ep_1', true)!;
-    expect(column.read(fromClear, 'ep_1')).toEqual(secrets);
-    expect(column.resealed(fromClear, 'ep_1', true)).toBeUndefined();
+    expect(column.read(clear, 'ep_1', 'api')).toEqual(secrets);
+    const fromClear = column.resealed(clear, 'ep_1', 'api', true)!;
+    expect(column.read(fromClear, 'ep_1', 'api')).toEqual(secrets);
+    expect(column.resealed(fromClear, 'ep_1', 'api', true)).toBeUndefined();
     const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_2');
-    const moved = column.resealed(underOld, 'ep_2', true)!;
-    expect(new SecretsColumn(new SecretsCipher([KEY]), []).read(moved, 'ep_2')).toEqual(secrets);
+    const moved = column.resealed(underOld, 'ep_2', 'api', true)!;
+    expect(new SecretsColumn(new SecretsCipher([KEY]), []).read(moved, 'ep_2', 'api')).toEqual(secrets);
     const first = sealInFirstForm(OTHER, clear);
-    expect(() => column.read(first, 'ep_3')).toThrow(SecretsKeyError);
-    const bound = column.resealed(first, 'ep_3', true)!;
+    expect(() => column.read(first, 'ep_3', 'api')).toThrow(SecretsKeyError);
+    const bound = column.resealed(first, 'ep_3', 'api', true)!;
     expect(bound).toMatch(/^enc:v1:v2:/);
-    expect(column.read(bound, 'ep_3')).toEqual(secrets);
-    expect(column.resealed(bound, 'ep_3', true)).toBeUndefined();
+    expect(column.read(bound, 'ep_3', 'api')).toEqual(secrets);
+    expect(column.resealed(bound, 'ep_3', 'api', true)).toBeUndefined();
   });
 
   it('should leave a value copied from another row as it is at start-up: it does not open there', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
     const current = column.write(secrets, 'ep_1');
     const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_1');
-    expect(column.resealed(current, 'ep_2', true)).toBeUndefined();
-    expect(column.resealed(underOld, 'ep_2', true)).toBeUndefined();
-    expect(() => column.read(current, 'ep_2')).toThrow(SecretsKeyError);
+    expect(column.resealed(current, 'ep_2', 'api', true)).toBeUndefined();
+    expect(column.resealed(underOld, 'ep_2', 'api', true)).toBeUndefined();
+    expect(() => column.read(current, 'ep_2', 'api')).toThrow(SecretsKeyError);
   });
 
   it('should leave values bound to no endpoint as they are once the first reseal is recorded, and not read them', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY, OTHER]), []);
     const first = sealInFirstForm(KEY, clear);
     const underOld = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_1');
-    expect(column.resealed(clear, 'ep_1', false)).toBeUndefined();
-    expect(column.resealed(first, 'ep_1', false)).toBeUndefined();
-    expect(column.resealed(underOld, 'ep_1', false)).toMatch(/^enc:v1:v2:/); // bound: still moved to the first key
+    expect(column.resealed(clear, 'ep_1', 'api', false)).toBeUndefined();
+    expect(column.resealed(first, 'ep_1', 'api', false)).toBeUndefined();
+    expect(column.resealed(underOld, 'ep_1', 'api', false)).toMatch(/^enc:v1:v2:/); // bound: still moved to the first key
     column.unboundClosed();
-    expect(() => column.read(clear, 'ep_1')).toThrow(SecretsKeyError);
-    expect(() => column.read(first, 'ep_1')).toThrow(SecretsKeyError);
+    expect(() => column.read(clear, 'ep_1', 'api')).toThrow(SecretsKeyError);
+    expect(() => column.read(first, 'ep_1', 'api')).toThrow(SecretsKeyError);
   });
 
   it('should read a config endpoint as the configured secrets, never stored', () => {
     const column = new SecretsColumn(new SecretsCipher([KEY]), [SECRET, 'whsec_b']);
-    expect(column.read(CONFIGURED_SECRETS, 'ep_1')).toEqual([{ secret: SECRET }, { secret: 'whsec_b' }]);
-    expect(column.resealed(CONFIGURED_SECRETS, 'ep_1', true)).toBeUndefined();
+    expect(column.read(CONFIGURED_SECRETS, 'ep_1', 'config')).toEqual([{ secret: SECRET }, { secret: 'whsec_b' }]);
+    expect(column.resealed(CONFIGURED_SECRETS, 'ep_1', 'config', true)).toBeUndefined();
+  });
+
+  it("should open the configured secrets' place in a config row only, and nothing else there", () => {
+    const column = new SecretsColumn(new SecretsCipher([KEY]), [SECRET]);
+    expect(() => column.read(CONFIGURED_SECRETS, 'ep_1', 'api')).toThrow(
+      new SecretsKeyError(
+        'an endpoint of the API holds the place of WEBHOOK_SECRET, which signs only the endpoints declared in WEBHOOK_URLS',
+      ),
+    );
+    // Sealed for this very row (as when it was an endpoint of the API), or in clear: a config row signs with WEBHOOK_SECRET only.
+    for (const stored of [column.write([{ secret: 'whsec_b' }], 'ep_1'), JSON.stringify([{ secret: 'whsec_b' }])]) {
+      expect(() => column.read(stored, 'ep_1', 'config')).toThrow(
+        new SecretsKeyError(
+          'an endpoint declared in WEBHOOK_URLS holds a stored secret, and it signs with WEBHOOK_SECRET only',
+        ),
+      );
+      // Start-up seals nothing for a config row (its reconcile has given it WEBHOOK_SECRET's place).
+      expect(column.resealed(stored, 'ep_1', 'config', true)).toBeUndefined();
+    }
+    // An api row holding the configured secrets' place is left for a rotation to replace.
+    expect(column.resealed(CONFIGURED_SECRETS, 'ep_2', 'api', true)).toBeUndefined();
   });
 
   it('should name the endpoint whose secrets no key opens, and refuse to write without a key', () => {
     const sealed = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_9');
-    expect(() => new SecretsColumn(new SecretsCipher([KEY]), []).resealed(sealed, 'ep_9', true)).toThrow(
+    expect(() => new SecretsColumn(new SecretsCipher([KEY]), []).resealed(sealed, 'ep_9', 'api', true)).toThrow(
       new SecretsKeyError('a secret is encrypted with a key that is not in WEBHOOK_SECRETS_KEY (endpoint ep_9)'),
     );
     const keyless = new SecretsColumn(undefined, []);
-    expect(() => keyless.resealed(sealed, 'ep_9', true)).toThrow(
+    expect(() => keyless.resealed(sealed, 'ep_9', 'api', true)).toThrow(
       new SecretsKeyError('secrets are stored encrypted, and WEBHOOK_SECRETS_KEY is not set (endpoint ep_9)'),
     );
-    expect(keyless.read(clear, 'ep_1')).toEqual(secrets);
-    expect(keyless.resealed(clear, 'ep_1', true)).toBeUndefined();
+    expect(keyless.read(clear, 'ep_1', 'api')).toEqual(secrets);
+    expect(keyless.resealed(clear, 'ep_1', 'api', true)).toBeUndefined();
     expect(() => keyless.write(secrets, 'ep_1')).toThrow(SecretsKeyError);
   });
 
@@ -179,9 +200,9 @@ describe('SecretsColumn', () => {
       jest.spyOn(Date, 'now').mockImplementation(() => now);
       const lost = new SecretsColumn(new SecretsCipher([OTHER]), []).write(secrets, 'ep_lost');
       const column = new SecretsColumn(new SecretsCipher([KEY]), []);
-      expect(column.forSigning(column.write(secrets, 'ep_ok'), 'ep_ok')).toEqual(secrets);
+      expect(column.forSigning(column.write(secrets, 'ep_ok'), 'ep_ok', 'api')).toEqual(secrets);
       expect(column.heldBack()).toEqual([]);
-      expect(column.forSigning(lost, 'ep_lost')).toBeUndefined();
+      expect(column.forSigning(lost, 'ep_lost', 'api')).toBeUndefined();
       expect(column.heldBack()).toEqual(['ep_lost']);
       expect(logged).toHaveBeenCalledTimes(1);
       expect(logged.mock.calls[0][0]).toBe(
@@ -195,12 +216,30 @@ describe('SecretsColumn', () => {
       now += 1;
       expect(column.heldBack()).toEqual([]);
       // Tried again after the minute, said again.
-      expect(column.forSigning(lost, 'ep_lost')).toBeUndefined();
+      expect(column.forSigning(lost, 'ep_lost', 'api')).toBeUndefined();
       expect(column.heldBack()).toEqual(['ep_lost']);
       // Once its secret opens (rotated with a new one), it is no longer held back.
-      expect(column.forSigning(column.write(secrets, 'ep_lost'), 'ep_lost')).toEqual(secrets);
+      expect(column.forSigning(column.write(secrets, 'ep_lost'), 'ep_lost', 'api')).toEqual(secrets);
       expect(column.heldBack()).toEqual([]);
       expect(logged).toHaveBeenCalledTimes(2);
+    });
+
+    it('should hold back a config endpoint whose row holds a stored secret, and an api endpoint holding the configured place', () => {
+      const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const column = new SecretsColumn(new SecretsCipher([KEY]), [SECRET]);
+      expect(column.forSigning(CONFIGURED_SECRETS, 'ep_config', 'config')).toEqual([{ secret: SECRET }]);
+      expect(column.forSigning(column.write(secrets, 'ep_config'), 'ep_config', 'config')).toBeUndefined();
+      expect(column.forSigning(CONFIGURED_SECRETS, 'ep_api', 'api')).toBeUndefined();
+      expect(column.heldBack()).toEqual(['ep_config', 'ep_api']);
+      expect(logged.mock.calls.map(([line]) => line as string)).toEqual([
+        'Cannot sign for webhook endpoint ep_config: an endpoint declared in WEBHOOK_URLS holds a stored secret, and it signs with WEBHOOK_SECRET only. ' +
+          'Its deliveries stay pending, unsent and uncounted, until the service restarts, which gives it WEBHOOK_SECRET back ' +
+          '(tried again every minute); other endpoints are not held up',
+        'Cannot sign for webhook endpoint ep_api: an endpoint of the API holds the place of WEBHOOK_SECRET, which signs only the endpoints declared in WEBHOOK_URLS. ' +
+          'Its deliveries stay pending, unsent and uncounted, until its secret opens, or is rotated with a new one ' +
+          '(tried again every minute); other endpoints are not held up',
+      ]);
+      expect(JSON.stringify(logged.mock.calls)).not.toContain(SECRET.slice(6));
     });
   });
 });

@@ -1,12 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { SigningSecret } from '../endpoints/endpoint';
+import { Endpoint, SigningSecret } from '../endpoints/endpoint';
 import { isBound, isSealed, SecretsCipher, SecretsKeyError } from './secrets-cipher';
 
 /**
  * The `secrets` value of a `config` endpoint: its secrets are WEBHOOK_SECRET's, never stored.
- * Reading it gives the configured ones.
+ * Reading it in a `config` row gives the configured ones; in an `api` row it does not open.
  */
 export const CONFIGURED_SECRETS = 'config:WEBHOOK_SECRET';
+
+/** Whose row a `secrets` value was read from: an endpoint of the API, or one WEBHOOK_URLS declares. */
+export type SecretsSource = Endpoint['source'];
 
 /**
  * How long an endpoint whose stored secrets no configured key opens is left out of the claims, and
@@ -20,7 +23,9 @@ const UNREADABLE_SECRETS_RETRY_MS = 60_000;
  * a value copied into another row does not open there. Values bound to no endpoint (in clear, or of
  * the cipher's first form) are sealed for their row by the first start-up that finds them (`resealed`,
  * recorded by the store); after that record such a value was written or copied in by hand: it does not
- * open, and a rotation replaces it (`unboundClosed`). A `config` endpoint reads as WEBHOOK_SECRET's.
+ * open, and a rotation replaces it (`unboundClosed`). The operator's secret and the API's never mix:
+ * `CONFIGURED_SECRETS` opens in a `config` row only, as WEBHOOK_SECRET's, and a `config` row opens
+ * nothing else (a value written there is held back until a restart writes `CONFIGURED_SECRETS` back).
  */
 export class SecretsColumn {
   // The claims read the same few rows again and again: each sealed value is opened once.
@@ -69,10 +74,21 @@ export class SecretsColumn {
   /**
    * The secrets of `endpointId`'s row, current first; a `SecretsKeyError` when the value does not open
    * there (a key we do not have, a value altered or sealed for another row, or of the first form; or in
-   * clear after the first reseal).
+   * clear after the first reseal; or the operator's secret in an `api` row, or anything else in a
+   * `config` row).
    */
-  read(column: string, endpointId: string): SigningSecret[] {
-    if (column === CONFIGURED_SECRETS) return this.configured.map((secret) => ({ secret }));
+  read(column: string, endpointId: string, source: SecretsSource): SigningSecret[] {
+    if (source === 'config') {
+      if (column === CONFIGURED_SECRETS) return this.configured.map((secret) => ({ secret }));
+      throw new SecretsKeyError(
+        'an endpoint declared in WEBHOOK_URLS holds a stored secret, and it signs with WEBHOOK_SECRET only',
+      );
+    }
+    if (column === CONFIGURED_SECRETS) {
+      throw new SecretsKeyError(
+        'an endpoint of the API holds the place of WEBHOOK_SECRET, which signs only the endpoints declared in WEBHOOK_URLS',
+      );
+    }
     if (!isSealed(column)) {
       if (!this.unboundOpen) {
         throw new SecretsKeyError(
@@ -97,9 +113,9 @@ export class SecretsColumn {
    * claims for a while (`heldBack`) and said once (its id, never a secret): one such row must not stop
    * every other endpoint.
    */
-  forSigning(column: string, endpointId: string): readonly SigningSecret[] | undefined {
+  forSigning(column: string, endpointId: string, source: SecretsSource): readonly SigningSecret[] | undefined {
     try {
-      const secrets = this.read(column, endpointId);
+      const secrets = this.read(column, endpointId, source);
       if (this.unreadable.size > 0) this.unreadable.delete(endpointId);
       return secrets;
     } catch (error) {
@@ -107,7 +123,7 @@ export class SecretsColumn {
       this.unreadable.set(endpointId, Date.now() + UNREADABLE_SECRETS_RETRY_MS);
       this.logger.error(
         `Cannot sign for webhook endpoint ${endpointId}: ${error.message}. Its deliveries stay pending, ` +
-          `unsent and uncounted, until ${error.keyMissing ? 'WEBHOOK_SECRETS_KEY holds the key again' : 'its secret opens, or is rotated with a new one'} ` +
+          `unsent and uncounted, until ${remedy(error, source)} ` +
           '(tried again every minute); other endpoints are not held up',
       );
       return undefined;
@@ -128,11 +144,12 @@ export class SecretsColumn {
    * another key; undefined when it is right as it is (told by its form, without opening it), or cannot
    * be sealed (no key). Throws a `SecretsKeyError` naming `endpointId` when its key is not configured,
    * so a wrong key stops start-up. A value that does not open for this row (altered, copied from
-   * another, or bound to none after the first reseal) is left as it is: its endpoint's deliveries are
-   * held back, and every other endpoint's go.
+   * another, or bound to none after the first reseal; `CONFIGURED_SECRETS` in an `api` row) is left as
+   * it is: its endpoint's deliveries are held back, and every other endpoint's go. A `config` row
+   * stores no secret: nothing of it is sealed.
    */
-  resealed(column: string, endpointId: string, unbound: boolean): string | undefined {
-    if (column === CONFIGURED_SECRETS || this.cipher?.isCurrent(column)) return undefined;
+  resealed(column: string, endpointId: string, source: SecretsSource, unbound: boolean): string | undefined {
+    if (source === 'config' || column === CONFIGURED_SECRETS || this.cipher?.isCurrent(column)) return undefined;
     if (!unbound && !isBound(column)) return undefined;
     let secrets: SigningSecret[];
     try {
@@ -151,6 +168,14 @@ export class SecretsColumn {
     }
     return this.cipher;
   }
+}
+
+/** What lets a held-back endpoint sign again, for its warning. */
+function remedy(error: SecretsKeyError, source: SecretsSource): string {
+  if (error.keyMissing) return 'WEBHOOK_SECRETS_KEY holds the key again';
+  // Start-up's reconcile writes CONFIGURED_SECRETS into every row WEBHOOK_URLS declares.
+  if (source === 'config') return 'the service restarts, which gives it WEBHOOK_SECRET back';
+  return 'its secret opens, or is rotated with a new one';
 }
 
 function parse(json: string): SigningSecret[] {
