@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 
-// RFC 6750 b64token after a case-insensitive scheme name (RFC 7235): what AccessTokenVerifier accepts.
-const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+// RFC 6750 b64token after a case-insensitive scheme name (RFC 7235): every bearer check's header.
+export const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /**
  * A list of static bearer tokens, kept as their SHA-256 digests and compared in constant time.
@@ -29,6 +29,7 @@ export class StaticTokens {
   }
 }
 
-function digest(token: string): Buffer {
+/** A static token as it is kept and compared: its SHA-256, in one call (`crypto.hash`, half the CPU of a `createHash` object). */
+export function digest(token: string): Buffer {
   return hash('sha256', token, 'buffer');
 }
