@@ -1,10 +1,11 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { PageQuery } from '../../common/paging/page';
 import { Database } from '../../database/database';
 import { InsertOnce } from '../../database/insert-once';
 import { Plant, samePlant } from '../plant';
 import { PlantEvents } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
-import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
+import { CreateResult, PlantsRepository } from './plants.repository';
 import './plants.tables';
 
 interface PlantRow {
