@@ -3,8 +3,8 @@
 # node_modules, no dist), `npm run generate:resource` makes a scratch resource with a field of every
 # kind, required and optional, a pattern's `^ [ ] { } $ ?` and a list's `|` given as on a command line
 # (which builds and refreshes openapi.json); ESLint and Prettier check what it wrote, the OpenAPI
-# linters the refreshed document, while (on the other core) its own tests run on both stores (unit, repository, e2e), with
-# the test that reads every resource (the live document equal to openapi.json, every operation
+# linters the refreshed document, while (on the other core) its own tests run on both stores (unit,
+# repository, and the e2e contract of its create, list, get and delete), with the test that reads every resource (the live document equal to openapi.json, every operation
 # documented as served); then its one line to publish events is turned on, and the document checked
 # again. (A second build is not avoidable: an incremental one saved ~1 s of the ~13 s of CPU.)
 # The copy is removed at the end, pass or fail; the tests drop the PostgreSQL schemas they make.

@@ -31,11 +31,7 @@ async function instance(url: string): Promise<Instance> {
   const self: Instance = {
     ...stores,
     database,
-    plants: new SqlPlantsRepository(
-      database,
-      database.kysely,
-      new OutboxWriter(stores.outbox, () => self.wakes++, PLANT_CREATED),
-    ),
+    plants: new SqlPlantsRepository(database, new OutboxWriter(stores.outbox, () => self.wakes++, PLANT_CREATED)),
     wakes: 0,
     close: async () => {
       await self.plants.onModuleDestroy();

@@ -90,7 +90,7 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
         return;
       }
       // PostgreSQL: two statements (two batches, one turn apart), each waking on its own.
-      const repository = new SqlPlantsRepository(database, database.kysely, waking);
+      const repository = new SqlPlantsRepository(database, waking);
       const next = interleavedIds++;
       await Promise.all([
         repository.create({ id: 2n * next, name: 'a' }),
@@ -120,7 +120,7 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
       ).rejects.toBe(failure);
     } else {
       // PostgreSQL refuses NUL in text: the one statement, outbox included, stores nothing.
-      const repository = new SqlPlantsRepository(database, database.kysely, writer);
+      const repository = new SqlPlantsRepository(database, writer);
       await expect(repository.create({ id: 1n, name: 'nul \u0000 inside' })).rejects.toThrow(StorageError);
       await repository.onModuleDestroy();
       expect(await count(database as PostgresDatabase, 'webhook_messages')).toBe(0);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { Pool } from 'pg';
+import { keysetPageQueries } from '../src/database/keyset-pages';
 import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqliteDatabase } from '../src/database/sqlite-database';
 import { NOTHING_ADDED, StatementAddition } from '../src/database/statement-addition';
@@ -15,7 +16,7 @@ import { Plant } from '../src/plants/plant';
 import { PlantEvents } from '../src/plants/plant-events';
 import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
-import { plantQueries, SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
+import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
 import { createTestSchema, describePostgres, TestSchema, viaPort } from './support/postgres';
 import { TcpProxy } from './support/tcp-proxy';
@@ -33,7 +34,7 @@ class NoEvents extends PlantEvents {
 
 /** The repository on a database of its own, as DatabaseModule makes it; close() closes both. */
 function opened(database: SqliteDatabase | PostgresDatabase, events: PlantEvents): OpenRepository {
-  const repository = new SqlPlantsRepository(database, database.kysely, events);
+  const repository = new SqlPlantsRepository(database, events);
   return Object.assign(repository, {
     ping: () => database.ping(),
     close: async () => {
@@ -67,12 +68,12 @@ async function openPostgres(
   return opened(database, new NoEvents());
 }
 
-/** The keyset page queries as the repository compiles them for `dialect`, for their query plans. */
+/** The keyset page queries as the repository's `InsertOnce` compiles them for `dialect`, for their query plans. */
 function pageQueries(dialect: SqliteDialect | PostgresDialect) {
-  const queries = plantQueries(new Kysely<Tables>({ dialect }));
+  const queries = keysetPageQueries(new Kysely<Tables>({ dialect }), 'plants', ['id', 'name', 'tag']);
   return {
-    first: (limit: number) => queries.firstPage({ limit }),
-    after: (after: bigint, limit: number) => queries.pageAfter({ after, limit }),
+    first: (limit: number) => queries.first({ limit }),
+    after: (after: bigint, limit: number) => queries.after({ after, limit }),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * The `resource` schematic: a create-once + get-by-id resource in the house's one pattern (int64 key
- * chosen by the client; its fields from `--field` specs, fields.js, or a `name` text field without
- * any), the way Nest's own `resource` schematic
+ * The `resource` schematic: a whole resource in the house's one pattern (create-once, a keyset list,
+ * get and delete by id; an int64 key chosen by the client; its fields from `--field` specs, fields.js,
+ * or a `name` text field without any), the way Nest's own `resource` schematic
  * makes a CRUD skeleton: templates under `files/`, the module registered by code. It also registers
  * the feature's migrations, and formats what it wrote with the project's Prettier settings.
  *
@@ -245,7 +245,7 @@ function declareTag(tree, path, values) {
   if (last === undefined) return;
   const what = values.spokenPlural[0].toUpperCase() + values.spokenPlural.slice(1);
   const recorder = tree.beginUpdate(path);
-  recorder.insertLeft(last.getEnd(), `\n.addTag('${values.name}', '${what}: create one, read one by its id.')`);
+  recorder.insertLeft(last.getEnd(), `\n.addTag('${values.name}', '${what}: create, list, read and delete them.')`);
   tree.commitUpdate(recorder);
   values.changed.push(path);
 }

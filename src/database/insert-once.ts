@@ -3,6 +3,7 @@ import { rememberContext } from '../platform/trace-context';
 import { Database } from './database';
 import { storeBatchPostgres } from './insert-once.postgres';
 import { storeBatchSqlite } from './insert-once.sqlite';
+import { keysetPageQueries } from './keyset-pages';
 import { prepareQuery } from './prepared-query';
 import { StatementAddition } from './statement-addition';
 import { ColumnsOf, StoredColumns } from './stored-columns';
@@ -76,12 +77,14 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
   private readonly on: TableOnStore<Value, Row>;
   private readonly sqlite: boolean;
   private readonly batcher?: TurnBatcher<Write<Value>, Inserted<Value> | boolean>;
+  private readonly pages: ReturnType<typeof keysetPageQueries>;
 
   constructor(database: Database, table: InsertOnceTable<Value, Row>) {
     const columns = new StoredColumns(database.kind, table.columns);
     const queries = tableQueries(database.kysely.$extendTables<AnyTables>(), table.table, columns.names);
     this.on = { database, table, columns, queries, fromStored: (stored) => table.fromRow(columns.read(stored)) };
     this.sqlite = database.kind === 'sqlite';
+    this.pages = keysetPageQueries(database.kysely, table.table, columns.names);
     if (table.groupCommit) {
       // SQLite gathers until a turn brings nothing new: each commit blocks the loop for an fsync.
       this.batcher = new TurnBatcher((writes) => this.storeBatch(writes), MAX_BATCH, { untilQuiet: this.sqlite });
@@ -99,12 +102,17 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
 
   async get(id: bigint): Promise<Value | undefined> {
     const { rows } = await this.on.database.execute(`read ${this.on.table.what}`, this.on.queries.byId({ id }));
-    return rows.length === 0 ? undefined : this.fromStored(rows[0]);
+    return rows.length === 0 ? undefined : this.on.fromStored(rows[0]);
   }
 
-  /** The value of a row of this table as the store returned it, from a query of the feature's own (a page). */
-  fromStored(stored: StoredRow): Value {
-    return this.on.fromStored(stored);
+  /**
+   * One keyset page in id order (signed): at most `limit` values whose id is greater than `after`, from
+   * the smallest without it. A row deleted meanwhile may be missed, never one listed twice.
+   */
+  async page(limit: number, after?: bigint): Promise<Value[]> {
+    const query = after === undefined ? this.pages.first({ limit }) : this.pages.after({ after, limit });
+    const { rows } = await this.on.database.execute(`read ${this.on.table.table}`, query);
+    return rows.map(this.on.fromStored);
   }
 
   /** Whether a row was removed; not retried after a lost connection (a committed delete would then say "not found"). */

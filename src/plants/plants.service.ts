@@ -1,8 +1,9 @@
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable } from '@nestjs/common';
 import { withoutStack } from '../common/errors/without-stack';
-import { Page, pageOf } from '../common/paging/page';
+import { Page, pageOf, PageQuery } from '../common/paging/page';
+import { resourceNotFound } from '../common/resources/resource-name';
 import { PlantConflictError } from './persistence/plant-conflict.error';
-import { PageQuery, PlantsRepository } from './persistence/plants.repository';
+import { PlantsRepository } from './persistence/plants.repository';
 import { Plant } from './plant';
 import { PlantsMetrics } from './plants.metrics';
 
@@ -33,15 +34,11 @@ export class PlantsService {
 
   async get(id: bigint): Promise<Plant> {
     const plant = await this.plants.get(id);
-    if (plant === undefined) throw notFound(id);
+    if (plant === undefined) throw resourceNotFound('plant', id);
     return plant;
   }
 
   async delete(id: bigint): Promise<void> {
-    if (!(await this.plants.delete(id))) throw notFound(id);
+    if (!(await this.plants.delete(id))) throw resourceNotFound('plant', id);
   }
-}
-
-function notFound(id: bigint): NotFoundException {
-  return withoutStack(() => new NotFoundException(`No plant with id ${id}`));
 }

@@ -1,14 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';
-import { HttpResult, request } from './http';
+import { HttpResult, linkToNext, request } from './http';
 import { createTestSchema, describeOnEachStore, TestSchema } from './postgres';
 import { createTestApp, TestApp } from './test-app';
 
 type Fields = Record<string, unknown>;
 
-/** What a create-once resource (replay 200, conflict 409, get by id) gives the contract suite. */
+/** What a create-once resource (replay 200, conflict 409; a keyset list, get and delete by id) gives the contract suite. */
 export interface CreateOnceResource {
-  /** The collection: creates are POSTed here, `${path}/{id}` reads one. */
+  /** The collection: creates are POSTed here and its pages read from here, `${path}/{id}` reads or deletes one. */
   readonly path: string;
   /** The singular in words, as given to the presets: "plant". */
   readonly name: string;
@@ -25,7 +25,7 @@ export interface CreateOnceResource {
    * (`exactJson`): the answer's fields come in the response DTO's order, whatever order this has.
    */
   readonly created?: (id: string, fields: Fields) => string;
-  /** The JSON `GET ${path}/{id}` answers, compared the same way; by default the body itself. */
+  /** The JSON `GET ${path}/{id}` answers, and each item of a page, compared the same way; by default the body itself. */
   readonly read?: (id: string, fields: Fields) => string;
   /** The resource's own field cases: the fields beside a valid id (an `id` among them replaces it), and the 400 message. */
   readonly invalid: readonly (readonly [label: string, fields: Fields, message: string])[];
@@ -57,6 +57,42 @@ export function exactJson(text: string): unknown {
   return parse(text, null, parseNumberAndBigInt);
 }
 
+const LIMIT = 'limit must be a decimal integer from 1 to 1000';
+const AFTER = 'after must be a decimal integer in the int64 range';
+
+/** Page parameters every keyset list refuses, with the 400's message. */
+export const BAD_PAGE_QUERIES: readonly (readonly [query: string, message: string])[] = [
+  ...['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=-1', 'limit=%2B5', 'limit=1e2', 'limit='].map(
+    (query) => [query, LIMIT] as const,
+  ),
+  ['limit=1&limit=2', LIMIT],
+  ...[
+    'after=9223372036854775808',
+    'after=-9223372036854775809',
+    'after=1.5',
+    'after=1e3',
+    'after=abc',
+    'after=%201',
+  ].map((query) => [query, AFTER] as const),
+  ['after=', AFTER],
+  ['after=1&after=2', AFTER],
+  ['limit=0&after=x', `${LIMIT}; ${AFTER}`],
+];
+
+/** Path ids every by-id route refuses with a 400, never a 404 or a rounded id. */
+const BAD_PATH_IDS = [
+  'abc',
+  '1.5',
+  '1e3',
+  '0x10',
+  '9223372036854775808',
+  '-9223372036854775809',
+  '%2B1',
+  '%201',
+  '1%20',
+  '١',
+];
+
 /** The 400s every int64-keyed body answers for its id, whatever its other fields (`valid`). */
 export function idCases(valid: Fields): [label: string, body: string, message: string][] {
   const bad = 'id must be an integer in the int64 range';
@@ -77,8 +113,10 @@ export function idCases(valid: Fields): [label: string, body: string, message: s
 /**
  * The contract of a create-once resource over real HTTP, on each store (a SQLite file; a fresh
  * PostgreSQL schema when TEST_DATABASE_URL is set), through the app `createTestApp` builds: create
- * and replay, conflict, the int64 range, racing creates of one id, 401, 404, path ids, 414, the
- * resource's field cases, and a restart that keeps the data. A resource adds only its own cases.
+ * and replay, conflict, the int64 range, racing creates of one id; the keyset list (its order over
+ * the int64 range, pages by `Link`, `limit`, the query's 400s); delete (204 then 404, a create after
+ * it is new); 401, 404, path ids, 414, the resource's field cases, and a restart that keeps the data
+ * and the deletes. A resource adds only its own cases.
  */
 export function describeCreateOnceContract(resource: CreateOnceResource): void {
   const created = (id: string, fields: Fields) => exactJson((resource.created ?? bodyOf)(id, fields));
@@ -99,6 +137,7 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
     const url = (path = '') => `${server.url}${resource.path}${path}`;
     const create = (id: string, fields: Fields) => request(url(), { body: bodyOf(id, fields) });
     const get = (id: string, auth?: string | false) => request(url(`/${id}`), { method: 'GET', auth });
+    const remove = (id: string, auth?: string | false) => request(url(`/${id}`), { method: 'DELETE', auth });
 
     beforeAll(async () => {
       schema = postgres ? await createTestSchema() : undefined;
@@ -197,21 +236,31 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
       it.each<[string, string | false, string]>([
         ['no token', false, 'Bearer realm="plant-store"'],
         ['an unknown token', 'Bearer not-the-token', 'Bearer realm="plant-store", error="invalid_token"'],
-      ])('should answer 401 for %s, before reading the body or the path id', async (_label, auth, challenge) => {
-        const id = freshId();
-        for (const res of [
-          await request(url(), { auth, body: bodyOf(id, resource.valid) }),
-          await request(url(), { auth, body: '{"id":"x"}' }),
-          await get(id, auth),
-          await get('not-an-id', auth),
-        ]) {
-          expect(res.status).toBe(401);
-          expect((res.body as { error: number }).error).toBe(401);
-          expect(res.headers.get('www-authenticate')).toBe(challenge);
-        }
-        // Nothing was stored.
-        expect((await get(id)).status).toBe(404);
-      });
+      ])(
+        'should answer 401 for %s, before reading the body, the query or the path id',
+        async (_label, auth, challenge) => {
+          const id = freshId();
+          const kept = freshId();
+          expect((await create(kept, resource.valid)).status).toBe(200);
+          for (const res of [
+            await request(url(), { auth, body: bodyOf(id, resource.valid) }),
+            await request(url(), { auth, body: '{"id":"x"}' }),
+            await request(url(), { method: 'GET', auth }),
+            await request(url('?limit=0'), { method: 'GET', auth }),
+            await get(id, auth),
+            await get('not-an-id', auth),
+            await remove(kept, auth),
+            await remove('not-an-id', auth),
+          ]) {
+            expect(res.status).toBe(401);
+            expect((res.body as { error: number }).error).toBe(401);
+            expect(res.headers.get('www-authenticate')).toBe(challenge);
+          }
+          // Nothing was stored, nothing deleted.
+          expect((await get(id)).status).toBe(404);
+          expect(answer(await get(kept))).toEqual(read(kept, resource.valid));
+        },
+      );
     });
 
     describe('GET by id', () => {
@@ -225,14 +274,11 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
         expect(res.body).toEqual({ error: 404, message: notFound(missing) });
       });
 
-      it.each(['abc', '1.5', '1e3', '0x10', '9223372036854775808', '-9223372036854775809', '%2B1', '%201', '١'])(
-        'should answer 400 for the path id %s, never 404 or a rounded id',
-        async (id) => {
-          const res = await get(id);
-          expect(res.status).toBe(400);
-          expect(res.body).toEqual({ error: 400, message: 'id must be a decimal integer in the int64 range' });
-        },
-      );
+      it.each(BAD_PATH_IDS)('should answer 400 for the path id %s, never 404 or a rounded id', async (id) => {
+        const res = await get(id);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: 400, message: 'id must be a decimal integer in the int64 range' });
+      });
 
       it('should answer 414 for a path id longer than 100 characters', async () => {
         const res = await get('1'.repeat(101));
@@ -241,13 +287,149 @@ export function describeCreateOnceContract(resource: CreateOnceResource): void {
       });
     });
 
+    describe('DELETE by id', () => {
+      it('should answer 204 with no body, then 404 for the same id, and the resource is gone', async () => {
+        // Beyond 2^53, beside a stored neighbour a rounded id would hit.
+        const id = String(2n ** 62n + BigInt(freshId()) * 2n);
+        const neighbour = String(BigInt(id) + 1n);
+        expect((await create(id, resource.valid)).status).toBe(200);
+        expect((await create(neighbour, resource.differing)).status).toBe(200);
+        const deleted = await remove(id);
+        expect([deleted.status, deleted.text, deleted.headers.get('content-type')]).toEqual([204, '', null]);
+        const again = await remove(id);
+        expect([again.status, again.body]).toEqual([404, { error: 404, message: notFound(id) }]);
+        expect((await get(id)).body).toEqual({ error: 404, message: notFound(id) });
+        // The page from just before it starts at its neighbour, which is untouched.
+        const page = await request(url(`?limit=1&after=${BigInt(id) - 1n}`), { method: 'GET' });
+        expect(answer(page)).toEqual([read(neighbour, resource.differing)]);
+      });
+
+      it('should take a create of a deleted id as a new create, with nothing of the deleted one left', async () => {
+        const id = freshId();
+        expect((await create(id, resource.valid)).status).toBe(200);
+        expect((await remove(id)).status).toBe(204);
+        // Other content under the id: neither a conflict with the deleted one nor a replay of it.
+        const renewed = await create(id, resource.differing);
+        expect([renewed.status, answer(renewed)]).toEqual([200, created(id, resource.differing)]);
+        expect(answer(await get(id))).toEqual(read(id, resource.differing));
+        expect((await create(id, resource.valid)).body).toEqual({ error: 409, message: conflict(id) });
+      });
+
+      it('should answer 404 with the Error body for an id nothing has', async () => {
+        const missing = String(-(2n ** 62n) - BigInt(freshId()));
+        const res = await remove(missing);
+        expect([res.status, res.body]).toEqual([404, { error: 404, message: notFound(missing) }]);
+      });
+
+      it.each(BAD_PATH_IDS)('should answer 400 for the path id %s, never 404 or a rounded id', async (id) => {
+        const res = await remove(id);
+        expect([res.status, res.body]).toEqual([
+          400,
+          { error: 400, message: 'id must be a decimal integer in the int64 range' },
+        ]);
+      });
+
+      it('should answer 414 for a path id longer than 100 characters', async () => {
+        const res = await remove('1'.repeat(101));
+        expect([res.status, res.body]).toEqual([
+          414,
+          { error: 414, message: 'A path parameter is longer than 100 characters' },
+        ]);
+      });
+    });
+
+    describe('GET the list with a page parameter it refuses', () => {
+      it.each(BAD_PAGE_QUERIES)('should answer 400 naming the parameter for ?%s', async (query, message) => {
+        const res = await request(url(`?${query}`), { method: 'GET' });
+        expect([res.status, res.body]).toEqual([400, { error: 400, message }]);
+      });
+    });
+
+    // Each on a store of its own: a page holds whatever the store holds.
+    describe('GET the list', () => {
+      let own: TestApp;
+      let ownSchema: TestSchema | undefined;
+      const list = (query = '') => request(`${own.url}${resource.path}${query}`, { method: 'GET' });
+      const store = async (ids: readonly string[]) => {
+        const answers = await Promise.all(
+          ids.map((id, i) =>
+            request(`${own.url}${resource.path}`, {
+              body: bodyOf(id, i % 2 === 0 ? resource.valid : resource.differing),
+            }),
+          ),
+        );
+        expect(answers.map((res) => res.status)).toEqual(ids.map(() => 200));
+        return ids.map((id, i) => read(id, i % 2 === 0 ? resource.valid : resource.differing));
+      };
+      const link = (query: string) => `<${resource.path}?${query}>; rel="next"`;
+
+      beforeEach(async () => {
+        ownSchema = postgres ? await createTestSchema() : undefined;
+        own = await createTestApp(ownSchema ? { DATABASE_URL: ownSchema.url } : {});
+      });
+      afterEach(async () => {
+        await own.destroy();
+        await ownSchema?.drop();
+      });
+
+      it('should answer an empty store with an empty array and no Link', async () => {
+        const res = await list();
+        expect([res.status, res.text, res.headers.get('link')]).toEqual([200, '[]', null]);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      });
+
+      it('should list in signed id order, ids exact over the int64 range, a page at a time by following Link', async () => {
+        const [max, above, zero, min, minusOne] = await store([MAX, '9007199254740993', '0', MIN, '-1']);
+        const all = await list();
+        expect([all.status, answer(all), all.headers.get('link')]).toEqual([
+          200,
+          [min, minusOne, zero, above, max],
+          null,
+        ]);
+
+        const pages: unknown[] = [];
+        const links: (string | null)[] = [];
+        let next: string | undefined = `${own.url}${resource.path}?limit=2`;
+        while (next !== undefined) {
+          const res = await request(next, { method: 'GET' });
+          expect(res.status).toBe(200);
+          pages.push(answer(res));
+          links.push(res.headers.get('link'));
+          next = linkToNext(res.headers.get('link'), next);
+        }
+        expect(pages).toEqual([[min, minusOne], [zero, above], [max]]);
+        expect(links).toEqual([link('limit=2&after=-1'), link('limit=2&after=9007199254740993'), null]);
+      });
+
+      it('should hold 100 by default, and from 1 to 1000 as limit says, with no Link on the last page', async () => {
+        const ids = Array.from({ length: 101 }, (_, i) => String(BigInt(i) * 2n ** 56n - 2n ** 62n));
+        const items = await store(ids);
+        const page = async (query: string) => {
+          const res = await list(query);
+          expect(res.status).toBe(200);
+          return [answer(res), res.headers.get('link')];
+        };
+        expect(await page('')).toEqual([items.slice(0, 100), link(`limit=100&after=${ids[99]}`)]);
+        expect(await page(`?after=${ids[99]}`)).toEqual([items.slice(100), null]);
+        expect(await page('?limit=1')).toEqual([items.slice(0, 1), link(`limit=1&after=${ids[0]}`)]);
+        expect(await page('?limit=101')).toEqual([items, null]);
+        expect(await page('?limit=1000')).toEqual([items, null]);
+        expect(await page(`?limit=1&after=${MIN}`)).toEqual([items.slice(0, 1), link(`limit=1&after=${ids[0]}`)]);
+        expect(await page(`?limit=1000&after=${MAX}`)).toEqual([[], null]);
+      });
+    });
+
     // Last: it replaces the server the other tests share.
     describe('after a restart on the same store', () => {
-      it('should still serve what was stored, replay it, and refuse other content', async () => {
+      it('should still serve what was stored, replay it, and refuse other content; what was deleted stays so', async () => {
         const id = '9007199254740995';
+        const deleted = '9007199254740997';
         expect((await create(id, resource.valid)).status).toBe(200);
+        expect((await create(deleted, resource.valid)).status).toBe(200);
+        expect((await remove(deleted)).status).toBe(204);
         await server.close();
         server = await createTestApp(env(), server.dataDir);
+        expect((await get(deleted)).status).toBe(404);
         expect(answer(await get(id))).toEqual(read(id, resource.valid));
         expect(answer(await create(id, resource.valid))).toEqual(created(id, resource.valid));
         expect((await create(id, resource.differing)).body).toEqual({ error: 409, message: conflict(id) });

@@ -37,3 +37,9 @@ export async function request(url: string, options: RequestOptions = {}): Promis
   }
   return { status: response.status, headers: response.headers, body, text };
 }
+
+/** The URL a `Link: <…>; rel="next"` header points to, resolved against the page's URL. */
+export function linkToNext(link: string | null, pageUrl: string): string | undefined {
+  const target = link === null ? undefined : /^<([^>]*)>;\s*rel="next"$/.exec(link)?.[1];
+  return target === undefined ? undefined : new URL(target, pageUrl).toString();
+}

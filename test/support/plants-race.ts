@@ -23,12 +23,6 @@ export interface RaceOutcome {
   stored?: string;
 }
 
-/** The URL a `Link: <…>; rel="next"` header points to, resolved against the page's URL. */
-export function linkToNext(link: string | null, pageUrl: string): string | undefined {
-  const target = link === null ? undefined : /^<([^>]*)>;\s*rel="next"$/.exec(link)?.[1];
-  return target === undefined ? undefined : new URL(target, pageUrl).toString();
-}
-
 /** Every order of `items`. */
 function* permutations<T>(items: readonly T[]): Generator<T[]> {
   if (items.length <= 1) {

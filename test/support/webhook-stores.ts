@@ -78,7 +78,7 @@ export function useWebhookStores(postgres: boolean) {
       const writer = new OutboxWriter(state.outbox, () => undefined, PLANT_CREATED);
       const { database } = state;
       if (database instanceof PostgresDatabase) {
-        const repository = new SqlPlantsRepository(database, database.kysely, writer);
+        const repository = new SqlPlantsRepository(database, writer);
         await Promise.all(plants.map((plant) => repository.create(plant)));
         await repository.onModuleDestroy();
         return;

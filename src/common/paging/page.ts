@@ -1,3 +1,12 @@
+import { FastifyReply } from 'fastify';
+
+/** What a store reads for one page of a list keyed on an int64 id: at most `limit` items whose id is greater than `after`. */
+export interface PageQuery {
+  readonly limit: number;
+  /** Exclusive; from the smallest id when undefined. */
+  readonly after?: bigint;
+}
+
 /** One page of a keyset list, and the key to continue after when more may follow. */
 export interface Page<T, K> {
   readonly items: T[];
@@ -25,4 +34,13 @@ export function nextPageLink(path: string, query: Record<string, string | number
     .map(([name, value]) => `${name}=${encodeURIComponent(String(value))}`)
     .join('&');
   return `<${path}?${search}>; rel="next"`;
+}
+
+/**
+ * A list handler's answer (`GET <path>?limit=&after=`): the items of `page`, with the `Link` header of
+ * the next page on `reply` while more follow, as `ApiPageResponse` documents it.
+ */
+export function answerPage<T>(reply: FastifyReply, path: string, limit: number, page: Page<T, bigint>): T[] {
+  if (page.next !== undefined) void reply.header('link', nextPageLink(path, { limit, after: page.next }));
+  return page.items;
 }

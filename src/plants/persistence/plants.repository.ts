@@ -1,16 +1,10 @@
+import { PageQuery } from '../../common/paging/page';
 import { Plant } from '../plant';
 
 /** What `create` did: stored a new plant, or found the identical one already stored. */
 export interface CreateResult {
   readonly plant: Plant;
   readonly created: boolean;
-}
-
-/** One page of the store in id order: at most `limit` plants whose id is greater than `after`. */
-export interface PageQuery {
-  readonly limit: number;
-  /** Exclusive; from the smallest id when undefined. */
-  readonly after?: bigint;
 }
 
 /**

@@ -1,13 +1,11 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { Kysely } from 'kysely';
+import { PageQuery } from '../../common/paging/page';
 import { Database } from '../../database/database';
 import { InsertOnce } from '../../database/insert-once';
-import { prepareQuery } from '../../database/prepared-query';
-import { Tables } from '../../database/tables';
 import { Plant, samePlant } from '../plant';
 import { PlantEvents } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
-import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
+import { CreateResult, PlantsRepository } from './plants.repository';
 import './plants.tables';
 
 interface PlantRow {
@@ -16,48 +14,17 @@ interface PlantRow {
   tag: string | null;
 }
 
-/** A row of the plants table as the store returns it (`InsertOnce.fromStored` reads it). */
-type StoredPlantRow = Record<string, unknown>;
-
 /**
- * The page queries of the plants table, written once. Keyset pages on the primary key: a range search
- * from the cursor, whatever the depth, never an OFFSET (the repository tests read their plans).
- * Compiled once each (`prepareQuery`), as they run once per request.
- */
-export function plantQueries(db: Kysely<Tables>) {
-  return {
-    firstPage: prepareQuery<{ limit: number }, StoredPlantRow>(({ limit }) =>
-      db.selectFrom('plants').select(['id', 'name', 'tag']).orderBy('id').limit(limit).compile(),
-    ),
-    pageAfter: prepareQuery<{ after: bigint; limit: number }, StoredPlantRow>(({ after, limit }) =>
-      db
-        .selectFrom('plants')
-        .select(['id', 'name', 'tag'])
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(limit)
-        .compile(),
-    ),
-  };
-}
-
-/**
- * The plants, in whichever store `DatabaseModule` chose: the shared create path (`InsertOnce`, as a
- * generated resource has it) with its one option, the group commit, which the bench shows pays for
- * plants' creates and deletes; and the keyset pages. New plants commit with what `PlantEvents` adds
- * (the webhook outbox).
+ * The plants, in whichever store `DatabaseModule` chose: the shared table path (`InsertOnce`, as a
+ * generated resource has it: create once, keyset pages, get, delete) with its one option, the group
+ * commit, which the bench shows pays for plants' creates and deletes. New plants commit with what
+ * `PlantEvents` adds (the webhook outbox).
  */
 @Injectable()
 export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
-  private readonly queries: ReturnType<typeof plantQueries>;
   private readonly plants: InsertOnce<Plant, PlantRow>;
 
-  constructor(
-    private readonly database: Database,
-    db: Kysely<Tables>,
-    events: PlantEvents,
-  ) {
-    this.queries = plantQueries(db);
+  constructor(database: Database, events: PlantEvents) {
     this.plants = new InsertOnce<Plant, PlantRow>(database, {
       what: 'a plant',
       table: 'plants',
@@ -85,10 +52,8 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
     return this.plants.delete(id);
   }
 
-  async list({ limit, after }: PageQuery): Promise<Plant[]> {
-    const query = after === undefined ? this.queries.firstPage({ limit }) : this.queries.pageAfter({ after, limit });
-    const { rows } = await this.database.execute('read plants', query);
-    return rows.map((row) => this.plants.fromStored(row));
+  list({ limit, after }: PageQuery): Promise<Plant[]> {
+    return this.plants.page(limit, after);
   }
 
   get(id: bigint): Promise<Plant | undefined> {
