@@ -84,6 +84,13 @@ export class EnvironmentVariables {
   LOG_FORMAT?: string;
 
   @IsOptional()
+  @IsIn(['all', 'failures', 'off'], { message: 'LOG_REQUESTS must be all, failures or off' })
+  LOG_REQUESTS?: string;
+
+  @IntegerBetween('LOG_SLOW_MS', 0, 3600000)
+  LOG_SLOW_MS?: number;
+
+  @IsOptional()
   @IsIn(['compiled', 'stock'], { message: 'VALIDATION_PIPE must be compiled or stock' })
   VALIDATION_PIPE?: string;
 
