@@ -85,14 +85,17 @@ async function untilAnswering(url, child, name, { timeoutMs = 30000, stepMs = 10
   throw new Error(`${name} did not answer within ${timeoutMs / 1000} s`);
 }
 
-/** Runs `main` (with Node `flags`) on NODE and a free port; resolves once it answers, killed if it never does. */
-async function startServer(main, flags, env, name, wait) {
+/**
+ * Runs `main` (with Node `flags`) on NODE and a free port; resolves once it answers, killed if it never does.
+ * Its stdout goes to `stdout` (a file descriptor; by default nowhere).
+ */
+async function startServer(main, flags, env, name, { stdout = 'ignore', ...wait } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = process.hrtime.bigint();
   const child = spawn(NODE, [...flags, main], {
     env: { PATH: process.env.PATH, ...serverEnv(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
   await untilAnswering(url, child, name, wait).catch((error) => {
     child.kill('SIGKILL');

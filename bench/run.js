@@ -38,15 +38,26 @@ const TARGETS = {
   ),
   baseline: join(__dirname, 'baseline-server.js'),
   'stock-nest': STOCK_NEST_MAIN, // compiled from bench/stock-nest/*.ts by main(), run without the service's flags
+  'stock-nest-layered': STOCK_NEST_MAIN, // the same with the layers a team ships (STOCK_NEST_LAYERS=on)
 };
+// Every server writes its stdout (the request log) to a file, as a deployed one does; not to a pipe the bench drains.
+const STDOUT_DIR = mkdtempSync(join(os.tmpdir(), 'plant-store-bench-stdout-'));
+process.on('exit', () => rmSync(STDOUT_DIR, { recursive: true, force: true }));
 
 /** Starts a target and resolves once it answers HTTP (any status). */
 function start(target, env) {
   const flags = target === 'service' ? SERVICE_FLAGS : [];
   // The 401 scenario measures the 401 path (counting included), not the 429 the default limit would make of it.
-  // The service runs with every layer on by default, its request log at info among them (to /dev/null).
-  const defaults = { AUTH_FAILURES_PER_MINUTE: '1000000', ...(target === 'service' ? { LOG_LEVEL: 'info' } : {}) };
-  return startServer(TARGETS[target], flags, { ...defaults, ...env }, target, { stepMs: 5 });
+  // The service runs with every layer on by default, its request log at info among them (to a file).
+  const defaults = {
+    AUTH_FAILURES_PER_MINUTE: '1000000',
+    ...(target === 'service' && { LOG_LEVEL: 'info' }),
+    ...(target === 'stock-nest-layered' && { STOCK_NEST_LAYERS: 'on' }),
+  };
+  const stdout = openSync(join(STDOUT_DIR, `${target}.log`), 'w');
+  return startServer(TARGETS[target], flags, { ...defaults, ...env }, target, { stepMs: 5, stdout }).finally(() =>
+    closeSync(stdout),
+  );
 }
 
 function stop({ child }) {
@@ -71,7 +82,7 @@ async function post(url, body) {
 const SEEDED = SMOKE ? 100_000 : 1_000_000;
 
 // Each scenario: the request (POST with a body unless a method and path are given; a fresh id per
-// request where it matters) and its expected status; stockNest: also against the stock peer.
+// request where it matters) and its expected status; stockNest: also against the stock peer, bare and layered.
 const create = (label, store) => ({
   name: `create (${label})`,
   store,
@@ -132,15 +143,16 @@ function readScenarios(label, store) {
   return [
     read('list first page', () => '/plants'),
     read('list deep page', () => `/plants?after=${SEEDED - 5000}`),
-    read('get by id', (n) => `/plants/${spread(n, SEEDED)}`),
+    // Also against the same build at LOG_LEVEL=warn: what the request line costs (logRatio).
+    { ...read('get by id', (n) => `/plants/${spread(n, SEEDED)}`), logAtWarn: true },
     // Every request deletes a plant that is there: ids 1, 2, 3… (a run deletes far fewer than SEEDED).
     { ...read('delete', (n) => `/plants/${n - 999}`), status: 204, stockNest: false, method: 'DELETE' },
   ];
 }
 
-async function measure(scenario, target) {
+async function measure(scenario, target, env = {}) {
   const store = await freshStore(scenario.store);
-  const server = await start(target, { ...store.env, ...(target === 'baseline' ? scenario.baselineEnv : {}) });
+  const server = await start(target, { ...store.env, ...(target === 'baseline' ? scenario.baselineEnv : {}), ...env });
   try {
     await scenario.setup?.(server.url);
     if (scenario.seed) await store.seed(scenario.seed);
@@ -241,24 +253,38 @@ async function main() {
     for (let round = 1; round <= ROUNDS; round++) {
       // A then B (then C), round after round, so drift on the machine hits all alike.
       const service = await measure(scenario, 'service');
+      const serviceAtWarn = scenario.logAtWarn ? await measure(scenario, 'service', { LOG_LEVEL: 'warn' }) : undefined;
       const baseline = await measure(scenario, 'baseline');
       const stockNest = scenario.stockNest ? await measure(scenario, 'stock-nest') : undefined;
-      const stockNestRatio = stockNest && service.rps / stockNest.rps;
+      const stockNestLayered = scenario.stockNest ? await measure(scenario, 'stock-nest-layered') : undefined;
+      const [stockNestRatio, layeredRatio] = [stockNest, stockNestLayered].map(
+        (peer) => peer && service.rps / peer.rps,
+      );
+      const logRatio = serviceAtWarn && service.rps / serviceAtWarn.rps;
       rounds.push({
         service,
         baseline,
         ratio: service.rps / baseline.rps,
-        ...(stockNest && { stockNest, stockNestRatio }),
+        ...(stockNest && { stockNest, stockNestRatio, stockNestLayered, layeredRatio }),
+        ...(serviceAtWarn && { serviceAtWarn, logRatio }),
       });
       console.log(
         `${scenario.name} round ${round}: service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s, ratio ${(service.rps / baseline.rps).toFixed(2)}` +
-          (stockNest ? `; stock-nest ${stockNest.rps.toFixed(0)} req/s, ratio ${stockNestRatio.toFixed(2)}` : ''),
+          (stockNest
+            ? `; stock-nest ${stockNest.rps.toFixed(0)} req/s, ratio ${stockNestRatio.toFixed(2)}` +
+              `; layered ${stockNestLayered.rps.toFixed(0)} req/s, ratio ${layeredRatio.toFixed(2)}`
+            : '') +
+          (serviceAtWarn
+            ? `; service at warn ${serviceAtWarn.rps.toFixed(0)} req/s, info/warn ${logRatio.toFixed(2)}`
+            : ''),
       );
     }
     const summary = (pick) => ({
       service: median(rounds.map((r) => pick(r.service))),
       baseline: median(rounds.map((r) => pick(r.baseline))),
       ...(scenario.stockNest && { stockNest: median(rounds.map((r) => pick(r.stockNest))) }),
+      ...(scenario.stockNest && { stockNestLayered: median(rounds.map((r) => pick(r.stockNestLayered))) }),
+      ...(scenario.logAtWarn && { serviceAtWarn: median(rounds.map((r) => pick(r.serviceAtWarn))) }),
     });
     results.push({
       scenario: scenario.name,
@@ -268,6 +294,8 @@ async function main() {
       peakRssMiB: summary((r) => r.rssMiB),
       throughputRatio: median(rounds.map((r) => r.ratio)),
       ...(scenario.stockNest && { stockNestRatio: median(rounds.map((r) => r.stockNestRatio)) }),
+      ...(scenario.stockNest && { layeredRatio: median(rounds.map((r) => r.layeredRatio)) }),
+      ...(scenario.logAtWarn && { logRatio: median(rounds.map((r) => r.logRatio)) }),
       p99Ratio: median(rounds.map((r) => r.service.p99 / r.baseline.p99)),
       rssRatio: median(rounds.map((r) => r.service.rssMiB / r.baseline.rssMiB)),
       rounds,
@@ -310,13 +338,14 @@ async function main() {
     authFailures,
   };
   console.log(
-    '\n| scenario | service req/s | baseline req/s | ratio | stock-nest req/s | ratio to stock-nest | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',
+    '\n| scenario | service req/s | baseline req/s | ratio | stock-nest req/s | ratio to stock-nest | ratio to layered stock-nest | info/warn | p50 ms (svc/base) | p99 ms (svc/base) | p99 ratio | peak RSS MiB (svc/base) | RSS ratio |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const stock = r.stockNestRatio === undefined ? ['', ''] : [r.rps.stockNest.toFixed(0), r.stockNestRatio.toFixed(2)];
+    const [layered, log] = [r.layeredRatio, r.logRatio].map((ratio) => ratio?.toFixed(2) ?? '');
     console.log(
-      `| ${r.scenario} | ${r.rps.service.toFixed(0)} | ${r.rps.baseline.toFixed(0)} | ${r.throughputRatio.toFixed(2)} | ${stock[0]} | ${stock[1]} | ${r.p50Ms.service}/${r.p50Ms.baseline} | ${r.p99Ms.service}/${r.p99Ms.baseline} | ${r.p99Ratio.toFixed(2)} | ${r.peakRssMiB.service.toFixed(0)}/${r.peakRssMiB.baseline.toFixed(0)} | ${r.rssRatio.toFixed(2)} |`,
+      `| ${r.scenario} | ${r.rps.service.toFixed(0)} | ${r.rps.baseline.toFixed(0)} | ${r.throughputRatio.toFixed(2)} | ${stock[0]} | ${stock[1]} | ${layered} | ${log} | ${r.p50Ms.service}/${r.p50Ms.baseline} | ${r.p99Ms.service}/${r.p99Ms.baseline} | ${r.p99Ratio.toFixed(2)} | ${r.peakRssMiB.service.toFixed(0)}/${r.peakRssMiB.baseline.toFixed(0)} | ${r.rssRatio.toFixed(2)} |`,
     );
   }
   console.log(`\nStart-up to first 200 (SQLite, median): ${report.startupToFirst200Ms.toFixed(0)} ms`);

@@ -69,7 +69,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // stalled body then held its connection until the client gave up: found by the 408 test).
   app.getHttpServer().headersTimeout = config.timeouts.requestMs;
 
-  logRequests(fastify, app.get<Logger>(PINO_LOGGER));
+  logRequests(fastify, app.get<Logger>(PINO_LOGGER), config.log);
   const shutdown = app.get(ShutdownSignal);
   // The headers of every answer, in one hook (each hook is a step of every request): its request
   // id, and the security headers.

@@ -6,10 +6,12 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { ErrorFilter } from './error.filter';
+import { LAYERED, adapterOptions, addLayers, loggerModule } from './layers';
 import { PlantsController } from './plants.controller';
 import { plantsRepositoryProvider } from './plants.repository';
 
 @Module({
+  imports: LAYERED ? [loggerModule] : [],
   controllers: [PlantsController],
   providers: [
     plantsRepositoryProvider,
@@ -20,9 +22,12 @@ import { plantsRepositoryProvider } from './plants.repository';
 class AppModule {}
 
 async function bootstrap() {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), {
-    logger: ['error', 'warn'],
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule,
+    new FastifyAdapter(adapterOptions),
+    LAYERED ? { bufferLogs: true } : { logger: ['error', 'warn'] },
+  );
+  if (LAYERED) await addLayers(app);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   const config = new DocumentBuilder().setTitle('Plant Store (stock Nest peer)').addBearerAuth().build();
   SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, config));

@@ -90,6 +90,17 @@ export abstract class RateLimitConfig {
  */
 export type ValidationPipeMode = 'compiled' | 'stock';
 
+/**
+ * The logger: its level and format, and which requests get a line (LOG_REQUESTS): every one, only
+ * failures (4xx, 5xx, or slower than `slowMs`), or none. A line keeps its level whichever is chosen.
+ */
+export interface LogConfig {
+  readonly level: string;
+  readonly format: 'json' | 'pretty';
+  readonly requests: 'all' | 'failures' | 'off';
+  readonly slowMs: number;
+}
+
 /** TRUST_PROXY: off, a number of proxy hops, or the addresses and CIDR ranges of trusted proxies. */
 export type TrustProxy = false | number | readonly string[];
 
@@ -114,7 +125,7 @@ export abstract class AppConfig {
   abstract readonly bodyLimit: number;
   /** Folder for files the service keeps (the development token). */
   abstract readonly dataDir: string;
-  abstract readonly log: { readonly level: string; readonly format: 'json' | 'pretty' };
+  abstract readonly log: LogConfig;
   /**
    * `/metrics`: public, or for a token of `tokens` (METRICS_TOKENS, a scrape job's) or the admin
    * permission; or only on its own port, without a token, when `port` is set.

@@ -150,6 +150,21 @@ export class EnvironmentVariables {
   LOG_FORMAT?: string;
 
   @Documented(
+    'Logs and metrics',
+    'Which requests get a line: `all`; `failures` (a 4xx, a 5xx, or an answer slower than `LOG_SLOW_MS`); `off`. A line keeps its level (a 4xx `info`, a 5xx `error`), so `LOG_LEVEL` still hides what is below it.',
+  )
+  @IsOptional()
+  @IsIn(['all', 'failures', 'off'], { message: 'LOG_REQUESTS must be all, failures or off' })
+  LOG_REQUESTS = 'all';
+
+  @Documented(
+    'Logs and metrics',
+    'With `LOG_REQUESTS=failures`, a request answered slower than this (ms) gets a line too.',
+  )
+  @IntegerBetween('LOG_SLOW_MS', 0, 3600000)
+  LOG_SLOW_MS = 1000;
+
+  @Documented(
     'Server',
     "`compiled`: the DTOs' rules run as compiled functions (src/validation/README.md); `stock`: Nest's own `ValidationPipe` with the same options, the compiled code never loaded. Every answer is the same either way; `stock` is the way back if a class-validator or class-transformer upgrade breaks the compiled path, at ~35–40 % more CPU per create or 400.",
   )

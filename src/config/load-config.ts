@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { AppConfig, DatabaseConfig, JwtConfig, ValidationPipeMode } from './app-config';
+import { AppConfig, DatabaseConfig, JwtConfig, LogConfig, ValidationPipeMode } from './app-config';
 import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './environment-variables';
 import { webhookConfig } from './webhook-config';
@@ -70,7 +70,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     dataDir,
     log: {
       level: vars.LOG_LEVEL,
-      format: (vars.LOG_FORMAT as 'json' | 'pretty' | undefined) ?? (production ? 'json' : 'pretty'),
+      format: (vars.LOG_FORMAT as LogConfig['format'] | undefined) ?? (production ? 'json' : 'pretty'),
+      requests: vars.LOG_REQUESTS as LogConfig['requests'],
+      slowMs: vars.LOG_SLOW_MS,
     },
     metrics: { public: vars.METRICS_PUBLIC === 'true', port: vars.METRICS_PORT, tokens: metricsTokens },
     corsOrigins: commaList(vars.CORS_ORIGINS),

@@ -25,6 +25,8 @@ describe('startupSummary', () => {
       WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
       WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8',
       VALIDATION_PIPE: 'stock',
+      LOG_REQUESTS: 'failures',
+      LOG_SLOW_MS: '500',
     });
     const line = startupSummary(config, {
       database: database('postgres', 'db.internal:5432/plants'),
@@ -38,7 +40,8 @@ describe('startupSummary', () => {
         'rate limit: 600/min per principal; failed authentications: at most 600/min per client address; ' +
         'counters: in Redis at cache.internal:6380; ' +
         'webhooks: WEBHOOK_URLS to hooks.example, 10.0.0.7:8080; endpoints managed at /webhooks/endpoints (0 admin token(s), or a JWT with scope webhooks:manage); ' +
-        "validation: Nest's ValidationPipe (VALIDATION_PIPE=stock)",
+        "validation: Nest's ValidationPipe (VALIDATION_PIPE=stock); " +
+        'request log: 4xx, 5xx and requests slower than 500 ms (LOG_REQUESTS=failures)',
     );
     for (const secret of ['secret', 'password', 'token=', 'whsec_']) expect(line).not.toContain(secret);
   });
@@ -54,7 +57,16 @@ describe('startupSummary', () => {
     expect(line).toContain(
       'auth: the development token; rate limit: off; failed authentications: at most 600/min per client address; ' +
         'counters: in this instance; webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s)); ' +
-        'validation: compiled rules',
+        'validation: compiled rules; request log: every request',
     );
+  });
+
+  it('should say when the request log is off', () => {
+    const line = startupSummary(loadConfig({ LOG_REQUESTS: 'off' }), {
+      database: database('sqlite', 'file /data/plants.db'),
+      address: null,
+      developmentToken: true,
+    });
+    expect(line).toMatch(/; request log: off \(LOG_REQUESTS=off\)$/);
   });
 });

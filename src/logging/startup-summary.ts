@@ -28,7 +28,14 @@ export function startupSummary(config: AppConfig, state: RunningState): string {
     `counters: ${config.redisUrl === undefined ? 'in this instance' : `in Redis at ${hostOf(config.redisUrl)}`}`,
     `webhooks: ${webhooks(config)}`,
     `validation: ${config.validationPipe === 'stock' ? "Nest's ValidationPipe (VALIDATION_PIPE=stock)" : 'compiled rules'}`,
+    `request log: ${requestLog(config)}`,
   ].join('; ');
+}
+
+function requestLog({ log }: AppConfig): string {
+  if (log.requests === 'off') return 'off (LOG_REQUESTS=off)';
+  if (log.requests === 'all') return 'every request';
+  return `4xx, 5xx and requests slower than ${log.slowMs} ms (LOG_REQUESTS=failures)`;
 }
 
 function listeningOn(address: AddressInfo | string | null): string {

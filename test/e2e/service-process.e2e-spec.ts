@@ -159,7 +159,8 @@ describe('node dist/main.js (e2e, the production entry point)', () => {
             .join(', ')}; listening on http://0.0.0.0:${port}; ` +
           'auth: 1 static token(s); rate limit: 60/min per principal; ' +
           'failed authentications: at most 600/min per client address; counters: in this instance; ' +
-          'webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s)); validation: compiled rules',
+          'webhooks: endpoints managed at /webhooks/endpoints (0 admin token(s)); validation: compiled rules; ' +
+          'request log: every request',
       ]);
       expect(messages[messages.length - 1]).toBe('Shutdown complete');
     });
