@@ -5,7 +5,7 @@ import { InsertOnce } from '../../database/insert-once';
 import { prepareQuery } from '../../database/prepared-query';
 import { Tables } from '../../database/tables';
 import { Plant, samePlant } from '../plant';
-import { PlantEvents } from '../plant-events';
+import { PlantCreated, PlantDeleted } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PageQuery, PlantsRepository } from './plants.repository';
 import './plants.tables';
@@ -44,8 +44,8 @@ export function plantQueries(db: Kysely<Tables>) {
 /**
  * The plants, in whichever store `DatabaseModule` chose: the shared create path (`InsertOnce`, as a
  * generated resource has it) with its one option, the group commit, which the bench shows pays for
- * plants' creates and deletes; and the keyset pages. New plants commit with what `PlantEvents` adds
- * (the webhook outbox).
+ * plants' creates and deletes; and the keyset pages. Each new and each deleted plant commits with its
+ * event (`PlantCreated`, `PlantDeleted`: the webhook outbox).
  */
 @Injectable()
 export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
@@ -55,7 +55,8 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   constructor(
     private readonly database: Database,
     db: Kysely<Tables>,
-    events: PlantEvents,
+    created: PlantCreated,
+    deleted: PlantDeleted,
   ) {
     this.queries = plantQueries(db);
     this.plants = new InsertOnce<Plant, PlantRow>(database, {
@@ -66,7 +67,8 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
       fromRow: toPlant,
       same: samePlant,
       conflict: (plant) => new PlantConflictError(plant.id),
-      events,
+      created,
+      deleted,
       groupCommit: true,
     });
   }
