@@ -66,6 +66,7 @@ export function useSubscribersApp(postgres: boolean, features: (webhooks: Module
   const settled = async (endpointId: string) => {
     const log = async () =>
       (await admin(`/webhooks/endpoints/${endpointId}/deliveries?limit=1000`)).body as {
+        id: string;
         eventType: string;
         status: string;
         createdAt: string;
