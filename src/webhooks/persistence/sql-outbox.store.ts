@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { Database } from '../../database/database';
-import { fixedText, prepareQuery } from '../../database/prepared-query';
+import { prepareQuery } from '../../database/prepared-query';
 import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { NewMessage } from '../deliveries';
@@ -27,6 +27,7 @@ export const OUTBOX_WRITES_DRAINED: TransactionOptions = { holdWritesTo: ['webho
 @Injectable()
 export class SqlOutboxStore implements OutboxStore {
   private statements?: ReturnType<typeof sqliteStatements>;
+  private postgresStatement?: ReturnType<typeof postgresStatement>;
 
   constructor(
     private readonly database: Database,
@@ -67,37 +68,54 @@ export class SqlOutboxStore implements OutboxStore {
   /**
    * One statement: the enabled endpoints (read where the messages are written, see
    * `OUTBOX_WRITES_DRAINED`), the messages some endpoint subscribes to, and a delivery for each such
-   * endpoint; the values as one array per column, so its text is fixed (a prepared statement). Its time
-   * is the statement's start (not the transaction's), in whole ms: what an envelope's `timestamp` says.
+   * endpoint; the values as one array per column, so its text is fixed (compiled once, a prepared
+   * statement). Its time is the statement's start (not the transaction's), in whole ms: what an
+   * envelope's `timestamp` says.
    */
   private async writePostgres(tx: Transaction, messages: readonly NewMessage[]): Promise<number> {
-    const column = <Value>(value: (message: NewMessage) => Value) => messages.map(value);
     const { rows } = await tx.execute(
-      fixedText(
-        sql<{ deliveries: string }>`
-          WITH outbox_endpoints AS (
-            SELECT id, event_types::jsonb AS event_types FROM webhook_endpoints WHERE NOT disabled),
-          outbox_messages AS (
-            INSERT INTO webhook_messages (id, event_type, payload, enveloped, trace_context, created_at)
-            SELECT m.id, m.event_type, m.payload, m.enveloped, m.trace_context,
-                   date_trunc('milliseconds', statement_timestamp())
-            FROM unnest(${column((m) => m.id)}::text[], ${column((m) => m.eventType)}::text[],
-                        ${column((m) => m.data)}::text[], ${column((m) => m.enveloped)}::boolean[],
-                        ${column((m) => m.traceContext ?? null)}::text[])
-                 AS m (id, event_type, payload, enveloped, trace_context)
-            WHERE EXISTS (SELECT 1 FROM outbox_endpoints e WHERE e.event_types @> jsonb_build_array(m.event_type))
-            RETURNING id, event_type, created_at),
-          outbox_deliveries AS (
-            INSERT INTO webhook_deliveries (message_id, endpoint_id, created_at)
-            SELECT m.id, e.id, m.created_at FROM outbox_messages m
-            JOIN outbox_endpoints e ON e.event_types @> jsonb_build_array(m.event_type)
-            RETURNING 1)
-          SELECT count(*) AS deliveries FROM outbox_deliveries`.compile(this.db),
-      ),
+      (this.postgresStatement ??= postgresStatement(this.db))({
+        ids: messages.map((m) => m.id),
+        eventTypes: messages.map((m) => m.eventType),
+        data: messages.map((m) => m.data),
+        enveloped: messages.map((m) => m.enveloped),
+        traceContexts: messages.map((m) => m.traceContext ?? null),
+      }),
     );
     // A count is a bigint, which pg gives as text.
     return Number(rows[0].deliveries);
   }
+}
+
+/** PostgreSQL's statement of the write (see `writePostgres`), compiled once. */
+function postgresStatement(db: Kysely<Tables>) {
+  type Columns = {
+    ids: string[];
+    eventTypes: string[];
+    data: string[];
+    enveloped: boolean[];
+    traceContexts: (string | null)[];
+  };
+  return prepareQuery(({ ids, eventTypes, data, enveloped, traceContexts }: Columns) =>
+    sql<{ deliveries: string }>`
+      WITH outbox_endpoints AS (
+        SELECT id, event_types::jsonb AS event_types FROM webhook_endpoints WHERE NOT disabled),
+      outbox_messages AS (
+        INSERT INTO webhook_messages (id, event_type, payload, enveloped, trace_context, created_at)
+        SELECT m.id, m.event_type, m.payload, m.enveloped, m.trace_context,
+               date_trunc('milliseconds', statement_timestamp())
+        FROM unnest(${ids}::text[], ${eventTypes}::text[], ${data}::text[], ${enveloped}::boolean[],
+                    ${traceContexts}::text[])
+             AS m (id, event_type, payload, enveloped, trace_context)
+        WHERE EXISTS (SELECT 1 FROM outbox_endpoints e WHERE e.event_types @> jsonb_build_array(m.event_type))
+        RETURNING id, event_type, created_at),
+      outbox_deliveries AS (
+        INSERT INTO webhook_deliveries (message_id, endpoint_id, created_at)
+        SELECT m.id, e.id, m.created_at FROM outbox_messages m
+        JOIN outbox_endpoints e ON e.event_types @> jsonb_build_array(m.event_type)
+        RETURNING 1)
+      SELECT count(*) AS deliveries FROM outbox_deliveries`.compile(db),
+  );
 }
 
 type MessageValues = {
