@@ -70,7 +70,8 @@ export class PlantsController {
   }
 
   /**
-   * Deletes one plant. Creating its id again afterwards is a new plant, not a replay.
+   * Deletes one plant. Creating its id again afterwards is a new plant, not a replay. Endpoints
+   * subscribed to `plant.deleted` are sent the plant as it was stored (the `plantDeleted` webhook).
    */
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
