@@ -111,7 +111,7 @@ describeOnEachDatabase('Database.transaction on %s', PLANTS_MIGRATIONS, (databas
         jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
           note(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text);
           return (query as (...all: unknown[]) => unknown).apply(this, args);
-        } as never);
+        });
       } else {
         const exec = BetterSqlite3.prototype.exec;
         jest.spyOn(BetterSqlite3.prototype, 'exec').mockImplementation(function (this: BetterSqlite3.Database, text) {
