@@ -16,9 +16,11 @@ import { Transaction } from '../database/transaction';
 export abstract class Events<Data> {
   /**
    * Commits one event per item with `tx`'s work: written by the time it resolves, stored if and only
-   * if `tx` commits. Awaited inside `Database.transaction`, with `tx` alone. An item is the event's
-   * data as the type writes it (`EventType.data`), and carries the trace of the request it came from
-   * (`rememberContext`), if any. Driver errors are thrown as they are (the transaction translates them).
+   * if `tx` commits. Awaited inside `Database.transaction`, with `tx` alone, after the change's own
+   * statements: from then on the transaction holds back changes to who receives events until it ends
+   * (`OUTBOX_WRITES_DRAINED`), so it should wait on nothing more. An item is the event's data as the type
+   * writes it (`EventType.data`), and carries the trace of the request it came from (`rememberContext`),
+   * if any. Driver errors are thrown as they are (the transaction translates them).
    */
   abstract publish(tx: Transaction, items: readonly Data[]): Promise<void>;
 }
