@@ -95,18 +95,23 @@ lint_beside_tests lint_generated "src/$name/" "test/$name-repository.spec.ts" "t
   test/e2e/openapi.e2e-spec.ts test/migrations.spec.ts test/e2e/typed-client.e2e-spec.ts test/e2e/shared-kernel.e2e-spec.ts
 echo "check-generator: linted and tested at $((SECONDS - started)) s"
 
-# Its one line to publish events, turned on: it builds, the document declares the webhook and its
-# event type, and still lints and equals the live one.
+# Its one line to publish events, turned on: it builds, the document declares one webhook more, the
+# resource's `<singular>.created` with its body in the envelope (its type a constant), and still lints
+# and equals the live one.
+webhooks_before=$(npm exec --silent -- node -p 'Object.keys(require("./openapi.json").webhooks ?? {}).length')
 sed -i 's/{ enabled: false }/{ enabled: true }/' "src/$name/$name.module.ts"
 if ! grep -q '{ enabled: true }' "src/$name/$name.module.ts"; then
   echo "check-generator: src/$name/$name.module.ts has no \`publishes(…, { enabled: false })\` line to turn on" >&2
   exit 1
 fi
 npm run openapi
-npm exec -- node -e '
+WEBHOOKS_BEFORE=$webhooks_before npm exec -- node -e '
   const webhooks = Object.values(require("./openapi.json").webhooks ?? {});
-  if (webhooks.length !== 2 || !/Event type `[a-z0-9-]+\.created`/.test(webhooks[1].post.description)) {
-    console.error("check-generator: with events on, the document should declare the resource'"'"'s webhook beside newPlant");
+  const added = webhooks.at(-1).post;
+  const type = added.requestBody.content["application/json"].schema.properties?.type?.const ?? "";
+  if (webhooks.length !== Number(process.env.WEBHOOKS_BEFORE) + 1 || !/^[a-z0-9-]+\.created$/.test(type) ||
+      !added.description.startsWith(`Event type \`${type}\``)) {
+    console.error("check-generator: with events on, the document should declare the resource'"'"'s webhook, its body the envelope of <singular>.created, after the others");
     process.exit(1);
   }'
 echo "check-generator: built with events on at $((SECONDS - started)) s"

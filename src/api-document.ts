@@ -6,12 +6,12 @@ import { OutboxPublisher } from './webhooks/outbox.publisher';
 
 /**
  * The service's document: its routes, and a webhook for every event type a feature publishes (the
- * `newPlant` webhook, a NewPlant body), with the models of their bodies.
+ * `newPlant` webhook, a NewPlant body; `plantDeleted`, a NewPlant in an envelope), with the models of their data.
  */
 export function createApiDocument(app: INestApplication): OpenAPIObject {
   const types = app.get(OutboxPublisher).declared();
   return createOpenApiDocument(app, {
-    extraModels: types.map((type) => type.webhook.body),
+    extraModels: types.map((type) => type.webhook.data),
     webhooks: eventWebhooks(types),
   });
 }

@@ -25,7 +25,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
-    // One instance of the webhook module, imported here and by plants (for the PlantEvents port).
+    // One instance of the webhook module, imported here and by plants (for plants' event ports).
     const webhooks = WebhooksModule.forRoot();
     return {
       module: AppModule,

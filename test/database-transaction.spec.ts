@@ -1,3 +1,6 @@
+import { Logger } from '@nestjs/common';
+import BetterSqlite3 from 'better-sqlite3';
+import { Client } from 'pg';
 import { StorageError } from '../src/database/storage.error';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { describeOnEachDatabase } from './support/stores';
@@ -95,6 +98,95 @@ describeOnEachDatabase('Database.transaction on %s', PLANTS_MIGRATIONS, (databas
     // The store is usable afterwards (the connection or the turn was given back).
     await database().transaction('store a plant', (tx) => tx.execute(insert(3n, 'Ivy')));
     expect(await names()).toEqual(['Ivy']);
+  });
+
+  describe('afterCommit', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    /** Notes in `calls` each COMMIT the store's driver is asked to run. */
+    const noteCommits = (calls: string[]) => {
+      const note = (text: unknown) => text === 'COMMIT' && calls.push('COMMIT');
+      if (database().kind === 'postgres') {
+        const query = Client.prototype.query;
+        jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+          note(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text);
+          return (query as (...all: unknown[]) => unknown).apply(this, args);
+        });
+      } else {
+        const exec = BetterSqlite3.prototype.exec;
+        jest.spyOn(BetterSqlite3.prototype, 'exec').mockImplementation(function (this: BetterSqlite3.Database, text) {
+          note(text);
+          return exec.call(this, text);
+        });
+      }
+    };
+
+    it('should run its callbacks once the transaction has committed, in order, before it resolves', async () => {
+      const calls: string[] = [];
+      let seenAfter: Promise<string[]> | undefined;
+      noteCommits(calls);
+      const result = await database().transaction('store a plant', async (tx) => {
+        tx.afterCommit(() => {
+          calls.push('first');
+          // Another connection (PostgreSQL), or the next statement's turn (SQLite): it sees the commit.
+          seenAfter = names();
+        });
+        await tx.execute(insert(1n, 'Aloe'));
+        tx.afterCommit(() => calls.push('second'));
+        calls.push('work done');
+        return 'stored';
+      });
+      expect(result).toBe('stored');
+      expect(calls).toEqual(['work done', 'COMMIT', 'first', 'second']);
+      await expect(seenAfter).resolves.toEqual(['Aloe']);
+    });
+
+    it('should never run them when the transaction rolls back', async () => {
+      const called = jest.fn();
+      const own = new Error('the work changed its mind');
+      await expect(
+        database().transaction('store a plant', async (tx) => {
+          tx.afterCommit(called);
+          await tx.execute(insert(1n, 'Aloe'));
+          throw own;
+        }),
+      ).rejects.toBe(own);
+      await expect(
+        database().transaction('store two plants', async (tx) => {
+          tx.afterCommit(called);
+          await tx.execute(insert(1n, 'Aloe'));
+          await tx.execute(insert(1n, 'Aloe again'));
+        }),
+      ).rejects.toThrow(StorageError);
+      // Work that caught the failed statement and carried on: rolled back all the same.
+      await expect(
+        database().transaction('store two plants', async (tx) => {
+          tx.afterCommit(called);
+          await tx.execute(insert(1n, 'Aloe'));
+          await Promise.resolve(tx.execute(insert(1n, 'Aloe again'))).catch(() => undefined);
+        }),
+      ).rejects.toThrow(StorageError);
+      expect(called).not.toHaveBeenCalled();
+      expect(await names()).toEqual([]);
+    });
+
+    it('should log a callback that throws, run the others, and resolve: the transaction committed', async () => {
+      const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const after = jest.fn();
+      await expect(
+        database().transaction('store a plant', async (tx) => {
+          tx.afterCommit(() => {
+            throw new Error('the wake failed');
+          });
+          tx.afterCommit(after);
+          await tx.execute(insert(1n, 'Aloe'));
+          return 'stored';
+        }),
+      ).resolves.toBe('stored');
+      expect(after).toHaveBeenCalledTimes(1);
+      expect(logged.mock.calls).toEqual([['A callback after a commit failed: the wake failed']]);
+      expect(await names()).toEqual(['Aloe']);
+    });
   });
 
   it('should run transactions that take the same lock one after the other', async () => {

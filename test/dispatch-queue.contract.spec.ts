@@ -488,9 +488,8 @@ describe('the SQLite dispatch queue', () => {
         { id: newEndpointId(), url: 'http://127.0.0.1:1/a', description: '', disabled: false, secret: newSecret() },
         100,
       );
-      await database.transaction(
-        'write an event',
-        (tx) => void new OutboxWriter(outbox, () => undefined, PLANT_CREATED).created(tx, [{ id: 1n, name: 'a' }]),
+      await database.transaction('write an event', (tx) =>
+        new OutboxWriter(outbox, () => undefined, PLANT_CREATED).publish(tx, [{ id: 1n, name: 'a' }]),
       );
       expect(await store.claim(10, 1, 8)).toHaveLength(1);
       await new Promise((resolve) => setTimeout(resolve, 20));

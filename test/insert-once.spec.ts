@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
 import { Database } from '../src/database/database';
-import { CreatedEventsPort, InsertOnce } from '../src/database/insert-once';
-import { StatementAddition } from '../src/database/statement-addition';
+import { EventsPort, InsertOnce } from '../src/database/insert-once';
 import { Transaction } from '../src/database/transaction';
 import { BUSY_WAIT_MS, SqliteDatabase } from '../src/database/sqlite-database';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
@@ -16,15 +15,21 @@ import { describeOnEachDatabase } from './support/stores';
 /**
  * The shared create path (a new resource's repository starts with it; plants add the group commit),
  * on each store, over a real table: plants'. Stored once; the same row again is a replay; other
- * content is a 409; concurrent creates of one key store it once.
+ * content is a 409; concurrent creates of one key store it once; a delete publishes what it removed.
  */
 interface Named {
   readonly id: bigint;
   readonly name: string;
 }
 
+interface Ports {
+  created?: EventsPort<Named>;
+  deleted?: EventsPort<Named>;
+  groupCommit?: boolean;
+}
+
 /** The create path under test, over plants' table (its tag left empty). */
-function namedPlants(database: Database, events?: CreatedEventsPort<Named>) {
+function namedPlants(database: Database, { created, deleted, groupCommit }: Ports = {}) {
   return new InsertOnce<Named, { id: bigint; name: string; tag: string | null }>(database, {
     what: 'a plant',
     table: 'plants',
@@ -34,35 +39,31 @@ function namedPlants(database: Database, events?: CreatedEventsPort<Named>) {
     same: (stored, value) => stored.name === value.name,
     conflict: ({ id }) =>
       new ResourceConflictError(`A plant with id ${id} already exists with a different name or tag`),
-    events,
+    created,
+    deleted,
+    groupCommit,
   });
 }
 
-async function createIn(database: Database, id: bigint, name: string, events?: CreatedEventsPort<Named>) {
-  const { created } = await namedPlants(database, events).create({ id, name });
+async function createIn(database: Database, id: bigint, name: string, ports?: Ports) {
+  const { created } = await namedPlants(database, ports).create({ id, name });
   return { created };
 }
 
 /**
- * A port that records what it is asked (SQLite: `created` in the transaction, `committed` after;
- * PostgreSQL: `createdInStatement`, whose statement reads the inserted key and whose outcome comes back).
+ * A port that records what it is asked to publish, each call with a statement of its own in the
+ * transaction (as the outbox's write has), and whether that transaction committed.
  */
-class RecordingEvents implements CreatedEventsPort<Named> {
-  readonly calls: unknown[][] = [];
-  created(_transaction: Transaction, rows: readonly Named[]): void {
-    this.calls.push(['created', ...rows.map((row) => row.name)]);
+class RecordingEvents implements EventsPort<Named> {
+  readonly published: string[][] = [];
+  readonly committed: string[][] = [];
+  async publish(tx: Transaction, items: readonly Named[]): Promise<void> {
+    const names = items.map((item) => `${item.id} ${item.name}`);
+    await tx.execute(sql`SELECT 1`.compile(this.database().kysely));
+    this.published.push(names);
+    tx.afterCommit(() => this.committed.push(names));
   }
-  committed(): void {
-    this.calls.push(['committed']);
-  }
-  createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Named[]): StatementAddition {
-    this.calls.push(['createdInStatement', ...rows.map((row) => row.name)]);
-    return {
-      ctes: sql`, seen AS (SELECT id FROM ${inserted})`,
-      outcome: sql`(SELECT id::text FROM seen)`,
-      committed: (outcome) => this.calls.push(['committed', outcome]),
-    };
-  }
+  constructor(private readonly database: () => Database) {}
 }
 
 describeOnEachDatabase('InsertOnce on %s', PLANTS_MIGRATIONS, (database, reopen) => {
@@ -88,39 +89,58 @@ describeOnEachDatabase('InsertOnce on %s', PLANTS_MIGRATIONS, (database, reopen)
     await expect(create(-(2n ** 63n), 'Ivy')).rejects.toThrow(ResourceConflictError);
   });
 
-  it('should publish through the events port once, in the transaction that stored the row, never for a replay or a 409', async () => {
-    const events = new RecordingEvents();
-    await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', events)).resolves.toEqual({ created: true });
-    await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', events)).resolves.toEqual({ created: false });
-    await expect(createIn(database(), 2n ** 63n - 1n, 'Ivy', events)).rejects.toThrow(ResourceConflictError);
-    expect(events.calls).toEqual(
-      database().kind === 'sqlite'
-        ? [['created', 'Fern'], ['committed']]
-        : // Each statement carries the port's CTEs, which read the rows it inserted: only the first
-          // inserted one, and only its outcome came back as committed.
-          [
-            ['createdInStatement', 'Fern'],
-            ['committed', '9223372036854775807'],
-            ['createdInStatement', 'Fern'],
-            ['createdInStatement', 'Ivy'],
-          ],
-    );
+  it('should publish a new row once, in the transaction that stored it, never for a replay or a 409', async () => {
+    const created = new RecordingEvents(database);
+    await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', { created })).resolves.toEqual({ created: true });
+    await expect(createIn(database(), 2n ** 63n - 1n, 'Fern', { created })).resolves.toEqual({ created: false });
+    await expect(createIn(database(), 2n ** 63n - 1n, 'Ivy', { created })).rejects.toThrow(ResourceConflictError);
+    expect(created.published).toEqual([['9223372036854775807 Fern']]);
+    expect(created.committed).toEqual([['9223372036854775807 Fern']]);
   });
 
   it('should store nothing when the events port fails, and let its error through', async () => {
-    const failing = new RecordingEvents();
-    failing.created = () => {
-      throw new Error('the outbox failed');
+    const failing: EventsPort<Named> = {
+      publish: async (tx) => void (await tx.execute(sql`SELECT id FROM no_such_table`.compile(database().kysely))),
     };
-    failing.createdInStatement = () => ({
-      ctes: sql`, broken AS (SELECT 1 / 0)`,
-      outcome: sql`(SELECT * FROM broken)`,
-      committed: () => undefined,
-    });
-    await expect(createIn(database(), 8n, 'Fern', failing)).rejects.toThrow(
+    await expect(createIn(database(), 8n, 'Fern', { created: failing })).rejects.toThrow(
       database().kind === 'sqlite' ? 'SQLite failed to store a plant' : 'PostgreSQL failed to store a plant',
     );
     expect(await names(8n)).toEqual([]);
+  });
+
+  describe.each([false, true])('deletes (group commit: %s)', (groupCommit) => {
+    it('should publish the row as it was stored, in the transaction that deleted it, and nothing for a row that is not there', async () => {
+      const deleted = new RecordingEvents(database);
+      const plants = namedPlants(database(), { deleted, groupCommit });
+      await plants.create({ id: -(2n ** 63n), name: 'Fern' });
+      await expect(plants.delete(-(2n ** 63n))).resolves.toBe(true);
+      await expect(plants.delete(-(2n ** 63n))).resolves.toBe(false);
+      await expect(plants.delete(5n)).resolves.toBe(false);
+      expect(deleted.committed).toEqual([['-9223372036854775808 Fern']]);
+      expect(await names(-(2n ** 63n))).toEqual([]);
+    });
+
+    it('should delete a key once when many delete it at once: one finds it, one event', async () => {
+      const deleted = new RecordingEvents(database);
+      await create(77n, 'Fern');
+      const outcomes = await Promise.all(
+        // Each on its own create path, as separate requests (and, without the group commit, transactions) are.
+        Array.from({ length: 10 }, () => namedPlants(database(), { deleted, groupCommit }).delete(77n)),
+      );
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      expect(deleted.committed).toEqual([['77 Fern']]);
+    });
+
+    it('should roll the delete back when its event cannot be written, and let the error through', async () => {
+      const failing: EventsPort<Named> = {
+        publish: async (tx) => void (await tx.execute(sql`SELECT id FROM no_such_table`.compile(database().kysely))),
+      };
+      await create(9n, 'Fern');
+      await expect(namedPlants(database(), { deleted: failing, groupCommit }).delete(9n)).rejects.toThrow(
+        database().kind === 'sqlite' ? 'SQLite failed to delete a plant' : 'PostgreSQL failed to delete a plant',
+      );
+      expect(await names(9n)).toEqual(['Fern']);
+    });
   });
 
   it('should refuse other content for a stored key with ResourceConflictError, and change nothing', async () => {

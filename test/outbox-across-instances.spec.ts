@@ -5,7 +5,7 @@ import { attemptResult } from '../src/webhooks/dispatch-policy';
 import { EndpointIds } from '../src/webhooks/endpoints/endpoint-ids';
 import { RECOVER_BATCH_SIZE, recoverInBatches } from '../src/webhooks/endpoints/recover-in-batches';
 import { newSecret } from '../src/webhooks/endpoints/endpoints.service';
-import { PLANT_CREATED } from '../src/plants/plant-events';
+import { PLANT_CREATED, PLANT_DELETED } from '../src/plants/plant-events';
 import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { createTestSchema, describePostgres, TestSchema } from './support/postgres';
 import { WEBHOOK_TEST_MIGRATIONS, webhookStores, WebhookStores } from './support/webhook-stores';
@@ -31,7 +31,11 @@ async function instance(url: string): Promise<Instance> {
   const self: Instance = {
     ...stores,
     database,
-    plants: new SqlPlantsRepository(database, new OutboxWriter(stores.outbox, () => self.wakes++, PLANT_CREATED)),
+    plants: new SqlPlantsRepository(
+      database,
+      new OutboxWriter(stores.outbox, () => self.wakes++, PLANT_CREATED),
+      new OutboxWriter(stores.outbox, () => self.wakes++, PLANT_DELETED),
+    ),
     wakes: 0,
     close: async () => {
       await self.plants.onModuleDestroy();
@@ -54,12 +58,13 @@ async function until(condition: () => Promise<boolean>, what = condition.name): 
 }
 
 /**
- * On PostgreSQL a group commit of creates is one autocommitted statement that also writes the outbox
- * (the webhooks' CTEs). These are the rules that keep it exact across instances: the statement reads
- * the enabled endpoints on its own snapshot, and a change to which endpoints get events waits for the
- * statements in flight and holds back new ones (`OUTBOX_WRITES_DRAINED`).
+ * On PostgreSQL a group commit of creates is one transaction: the insert, then the outbox's one
+ * statement (the webhooks' CTEs), then COMMIT. These are the rules that keep it exact across instances:
+ * the outbox's statement reads the enabled endpoints on its own snapshot, and a change to which
+ * endpoints get events waits for the transactions that wrote there and holds back new writes
+ * (`OUTBOX_WRITES_DRAINED`).
  */
-describePostgres('the outbox in the plants insert, across instances (PostgreSQL)', () => {
+describePostgres('the outbox in the plants transactions, across instances (PostgreSQL)', () => {
   let schema: TestSchema;
   let a: Instance;
   let b: Instance;
@@ -80,51 +85,70 @@ describePostgres('the outbox in the plants insert, across instances (PostgreSQL)
     await schema.drop();
   });
 
-  const endpoint = async (on: Instance, url: string, disabled = false) =>
-    (await on.endpoints.create({ id: ids.next(), url, description: '', disabled, secret: newSecret() }, 100)).id;
+  const endpoint = async (on: Instance, url: string, disabled = false, eventTypes?: string[]) =>
+    (
+      await on.endpoints.create(
+        { id: ids.next(), url, description: '', disabled, secret: newSecret(), eventTypes },
+        100,
+      )
+    ).id;
 
-  /** Each message and who it is owed to: `[payload, endpoint ids]`, by payload. */
+  /** Each message and who it is owed to: `[event type, payload, endpoint ids]`, by payload. */
   const outbox = async () => {
     const { rows } = await schema.admin(
-      `SELECT m.payload, coalesce(array_agg(d.endpoint_id ORDER BY d.endpoint_id) FILTER (WHERE d.id IS NOT NULL), '{}') AS endpoints
+      `SELECT m.event_type, m.payload, coalesce(array_agg(d.endpoint_id ORDER BY d.endpoint_id) FILTER (WHERE d.id IS NOT NULL), '{}') AS endpoints
        FROM ${schema.name}.webhook_messages m LEFT JOIN ${schema.name}.webhook_deliveries d ON d.message_id = m.id
-       GROUP BY m.payload ORDER BY m.payload`,
+       GROUP BY m.id ORDER BY m.payload, m.event_type`,
     );
-    return rows.map((row) => [row.payload, row.endpoints]);
+    return rows.map((row) =>
+      row.event_type === 'plant.created' ? [row.payload, row.endpoints] : [row.event_type, row.payload, row.endpoints],
+    );
   };
 
-  /** Whether a lock on `webhook_messages` in `mode` is waited for (granted: false) or held. */
-  const messagesLock = async (mode: 'ShareLock' | 'RowExclusiveLock', granted: boolean) => {
+  /** How many locks on `table` in `mode` are waited for (granted: false) or held. */
+  const tableLocks = async (table: string, mode: 'ShareLock' | 'RowExclusiveLock', granted: boolean) => {
     const { rows } = await schema.admin(
-      `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
-       WHERE n.nspname = $1 AND c.relname = 'webhook_messages' AND l.mode = $2 AND l.granted = $3`,
-      [schema.name, mode, granted],
+      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname = $2 AND l.mode = $3 AND l.granted = $4`,
+      [schema.name, table, mode, granted],
     );
-    return rows.length > 0;
+    return rows[0].n as number;
   };
+  const messagesLock = async (mode: 'ShareLock' | 'RowExclusiveLock', granted: boolean) =>
+    (await tableLocks('webhook_messages', mode, granted)) > 0;
 
-  /** Whether a plants insert is waiting for the row lock of a plant another transaction holds. */
-  const insertWaitingForPlant = async () => {
-    const { rows } = await schema.admin(
-      `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'transactionid' AND query LIKE '%INSERT INTO "plants"%'`,
-      [schema.name],
-    );
-    return rows.length > 0;
+  /**
+   * Holds a create's transaction inside its outbox statement, after that statement took its lock on
+   * `webhook_messages` (its first table written) and before its snapshot: another transaction holds
+   * `webhook_deliveries` (its next) in SHARE mode. `release` lets it go on.
+   */
+  const holdInOutboxStatement = async () => {
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+    return { release: () => blocker.query('ROLLBACK') };
   };
+  /** How many outbox statements are held so. */
+  const outboxStatementsWaiting = () => tableLocks('webhook_deliveries', 'RowExclusiveLock', false);
 
-  it('should store a batch and its outbox in one statement (no BEGIN or COMMIT), with an endpoint or without', async () => {
+  it('should store a batch and its outbox in one transaction: BEGIN, the insert, one outbox statement, COMMIT', async () => {
     const query = jest.spyOn(Client.prototype, 'query');
     const statements = () =>
       query.mock.calls.map(([config]) => (typeof config === 'string' ? config : (config as { text: string }).text));
     const batch = (first: number) =>
       Promise.all([0, 1, 2, 3, 4].map((i) => a.plants.create({ id: BigInt(first + i), name: `plant ${first + i}` })));
+    const transaction = [
+      'BEGIN',
+      expect.stringMatching(/^\s*INSERT INTO "plants"/),
+      expect.stringMatching(/^\s*WITH outbox_endpoints AS/),
+      'COMMIT',
+    ];
 
     await batch(1);
-    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO "plants"/)]);
+    expect(statements()).toEqual(transaction);
     await endpoint(b, 'http://127.0.0.1:1/a');
     query.mockClear();
     await batch(11);
-    expect(statements()).toEqual([expect.stringMatching(/^\s*WITH inserted AS \(\s*INSERT INTO "plants"/)]);
+    expect(statements()).toEqual(transaction);
     expect((await outbox()).map(([, endpoints]) => (endpoints as string[]).length)).toEqual([1, 1, 1, 1, 1]);
   });
 
@@ -170,24 +194,36 @@ describePostgres('the outbox in the plants insert, across instances (PostgreSQL)
     ]);
   });
 
-  describe('when an endpoint change meets a create in flight on another instance', () => {
+  it('should delete a plant once when both instances delete it at once: one finds it, one event', async () => {
+    const endpointId = await endpoint(b, 'http://127.0.0.1:1/deleted', false, ['plant.deleted']);
+    await a.plants.create({ id: 5n, name: 'Fern', tag: 'shade' });
+    for (let round = 0; round < 5; round++) {
+      const id = BigInt(10 + round);
+      await a.plants.create({ id, name: 'Moss' });
+      expect((await Promise.all([a.plants.delete(id), b.plants.delete(id)])).filter(Boolean)).toHaveLength(1);
+    }
+    expect(await Promise.all([a.plants.delete(5n), b.plants.delete(5n)])).toContain(true);
+    expect(await outbox()).toEqual([
+      ...[10, 11, 12, 13, 14].map((id) => ['plant.deleted', `{"id":${id},"name":"Moss"}`, [endpointId]]),
+      ['plant.deleted', '{"id":5,"name":"Fern","tag":"shade"}', [endpointId]],
+    ]);
+  });
+
+  describe('when an endpoint change meets a write in flight on another instance', () => {
     it.each<[string, (endpointId: string) => Promise<unknown>]>([
       ['creating an endpoint', () => endpoint(b, 'http://127.0.0.1:1/new')],
       ['enabling an endpoint', (endpointId) => b.endpoints.update(endpointId, { disabled: false })],
       ['reconciling WEBHOOK_URLS', () => b.endpoints.reconcile(['http://127.0.0.1:1/config'], () => ids.next())],
     ])(
-      'should wait for the create before %s, so the create, committed first, owes the endpoint nothing',
+      'should wait for a create that has written its outbox before %s, so the create, committed first, owes the endpoint nothing',
       async (_label, change) => {
         const disabled = await endpoint(b, 'http://127.0.0.1:1/disabled', true);
-        // Another transaction holds plant 7's row: instance A's statement (its locks and snapshot
-        // taken) waits for it, as any statement in flight does.
-        await blocker.query('BEGIN');
-        await blocker.query(`INSERT INTO plants (id, name) VALUES (7, 'held')`);
+        const held = await holdInOutboxStatement();
         const created = a.plants.create({ id: 7n, name: 'in flight' });
-        await until(insertWaitingForPlant);
+        await until(async () => (await outboxStatementsWaiting()) === 1, 'the create held in its outbox statement');
         const changed = change(disabled);
-        await until(() => messagesLock('ShareLock', false), 'the change waiting for the statement'); // the change waits for it
-        await blocker.query('ROLLBACK');
+        await until(() => messagesLock('ShareLock', false), 'the change waiting for the create');
+        await held.release();
         await expect(created).resolves.toEqual({ plant: { id: 7n, name: 'in flight' }, created: true });
         await changed;
         expect(await outbox()).toEqual([]); // it committed before the endpoint was there
@@ -209,24 +245,26 @@ describePostgres('the outbox in the plants insert, across instances (PostgreSQL)
       await blocker.query('COMMIT');
       await expect(enabled).resolves.toMatchObject({ id: endpointId, disabled: false });
       await expect(created).resolves.toEqual({ plant: { id: 7n, name: 'waited' }, created: true });
-      // The enable committed before the create could take its snapshot: the event is owed.
+      // The enable committed before the create's outbox statement could take its snapshot: the event is owed.
       expect(await outbox()).toEqual([['{"id":7,"name":"waited"}', [endpointId]]]);
       expect(a.wakes).toBe(1);
     });
 
-    it('should delete an endpoint only after the creates in flight, leaving none of its deliveries behind', async () => {
-      const endpointId = await endpoint(b, 'http://127.0.0.1:1/a');
-      await blocker.query('BEGIN');
-      await blocker.query(`INSERT INTO plants (id, name) VALUES (7, 'held')`);
+    it('should delete an endpoint only after the writes in flight, leaving none of its deliveries behind', async () => {
+      const endpointId = await endpoint(b, 'http://127.0.0.1:1/a', false, ['plant.created', 'plant.deleted']);
+      await a.plants.create({ id: 6n, name: 'to delete' });
+      const held = await holdInOutboxStatement();
       const created = a.plants.create({ id: 7n, name: 'in flight' });
-      await until(insertWaitingForPlant);
+      const deletedPlant = b.plants.delete(6n);
+      await until(async () => (await outboxStatementsWaiting()) === 2, 'the create and the delete held');
       const deleted = b.endpoints.delete(endpointId);
-      await until(() => messagesLock('ShareLock', false), 'the delete waiting for the statement');
-      await blocker.query('ROLLBACK');
+      await until(() => messagesLock('ShareLock', false), 'the delete waiting for the writes');
+      await held.release();
       await expect(created).resolves.toMatchObject({ created: true });
+      await expect(deletedPlant).resolves.toBe(true);
       await expect(deleted).resolves.toBe(true);
-      // The create saw the endpoint and wrote its delivery; the delete, after it, took it away.
-      expect(await outbox()).toEqual([['{"id":7,"name":"in flight"}', []]]);
+      // The writes saw the endpoint and wrote its deliveries; the delete, after them, took them away.
+      expect((await outbox()).map((message) => message.at(-1))).toEqual([[], [], []]);
       const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.webhook_deliveries`);
       expect(rows).toEqual([{ n: 0 }]);
     });

@@ -1,48 +1,32 @@
-import { PLANT_CREATED } from '../src/plants/plant-events';
-import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { sql } from 'kysely';
-import { PostgresDatabase } from '../src/database/postgres-database';
-import { SqliteDatabase } from '../src/database/sqlite-database';
-import { StorageError } from '../src/database/storage.error';
-import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
+import { PLANT_CREATED, PLANT_DELETED } from '../src/plants/plant-events';
+import { OutboxWriter } from '../src/webhooks/outbox.writer';
 import { describeOnEachStore } from './support/postgres';
 import { useWebhookStores } from './support/webhook-stores';
 
-/** Rows in one of the outbox's tables (PostgreSQL). */
-const count = async (database: PostgresDatabase, table: 'webhook_messages' | 'webhook_deliveries') =>
-  Number(
-    (
-      await database.execute(
-        'count',
-        sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.compile(database.kysely),
-      )
-    ).rows[0].n,
-  );
-
 /**
- * The outbox's write (`OutboxStore`), written once and run on each store, through the plants' port
- * and the `OutboxWriter` that implements it (SQLite: in the group commit's transaction; PostgreSQL:
- * in the plants' insert statement): one message per event, one delivery per enabled endpoint,
- * nothing without one, and the wake after each commit that wrote.
+ * The outbox's write (`OutboxStore`), written once and run on each store through the `OutboxWriter`
+ * that implements a feature's port, awaited in a transaction as a feature's write does: one message
+ * per event, one delivery per enabled endpoint, nothing without one, the body as sent, and the wake
+ * after each commit that wrote.
  */
 describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => {
-  const { stores, commit, endpoint } = useWebhookStores(postgres);
+  const { stores, commit, endpoint, inTransaction } = useWebhookStores(postgres);
 
-  it('should record nothing while no endpoint is enabled', async () => {
+  /** Rows in one of the outbox's tables. */
+  const count = async (table: 'webhook_messages' | 'webhook_deliveries') => {
+    const query = sql<{ n: number | bigint | string }>`SELECT count(*) AS n FROM ${sql.table(table)}`;
+    return Number((await stores.database.execute('count', query.compile(stores.database.kysely))).rows[0].n);
+  };
+
+  it('should write nothing while no endpoint is enabled', async () => {
     await endpoint('http://127.0.0.1:1/off', true);
     await commit('Aloe');
+    let written: number | undefined;
+    await inTransaction(async (tx) => (written = await stores.outbox.write(tx, () => [])));
+    expect(written).toBe(0);
+    expect(await count('webhook_messages')).toBe(0);
     expect(await stores.queue.backlog()).toEqual({ pending: 0 });
-    const messages = jest.fn(() => []);
-    const { database } = stores;
-    if (database instanceof SqliteDatabase) {
-      let written: unknown;
-      await database.transaction('write the outbox', (tx) => void (written = stores.outbox.write(tx, messages)));
-      expect(written).toBe(0); // at once, inside the synchronous transaction
-      expect(messages).not.toHaveBeenCalled();
-    } else {
-      // Not even the messages: the statement's own read found no enabled endpoint.
-      expect(await count(database as PostgresDatabase, 'webhook_messages')).toBe(0);
-    }
   });
 
   it('should write one message per event, with one delivery per enabled endpoint under the same webhook-id', async () => {
@@ -70,61 +54,82 @@ describeOnEachStore('the webhook outbox store (contract, on %s)', (postgres) => 
     ]);
   });
 
-  it('should wake the dispatcher after each commit that wrote deliveries, also when two transactions interleave', async () => {
-    let wakes = 0;
-    let interleavedIds = 1n;
-    const waking = new OutboxWriter(stores.outbox, () => void (wakes += 1), PLANT_CREATED);
-    const plants = (name: string) => [{ id: 9007199254740993n, name }];
-    /** Two transactions that both write before either reports its commit (on PostgreSQL both are open at once). */
-    const interleaved = async () => {
-      const { database } = stores;
-      if (database instanceof SqliteDatabase) {
-        const written = (name: string) =>
-          database.transaction('write the outbox', (tx) => {
-            void waking.created(tx, plants(name));
-            return tx;
-          });
-        const [first, second] = await Promise.all([written('a'), written('b')]);
-        waking.committed(first);
-        waking.committed(second);
-        return;
-      }
-      // PostgreSQL: two statements (two batches, one turn apart), each waking on its own.
-      const repository = new SqlPlantsRepository(database, waking);
-      const next = interleavedIds++;
-      await Promise.all([
-        repository.create({ id: 2n * next, name: 'a' }),
-        new Promise(setImmediate).then(() => repository.create({ id: 2n * next + 1n, name: 'b' })),
-      ]);
-      await repository.onModuleDestroy();
-    };
-    await interleaved(); // no endpoint: nothing written, nothing to wake for
-    expect(wakes).toBe(0);
+  it('should write an event only for the endpoints subscribed to its type', async () => {
+    await endpoint('http://127.0.0.1:1/created'); // plant.created, the default
+    const deletes = await endpoint('http://127.0.0.1:1/deleted', false, ['plant.deleted']);
+    const writer = new OutboxWriter(stores.outbox, () => undefined, PLANT_DELETED);
+    await inTransaction((tx) => writer.publish(tx, [{ id: -(2n ** 63n), name: 'Fern', tag: 'shade' }]));
+    const claimed = await stores.queue.claim(100, 60_000, 8);
+    expect(claimed.map((d) => d.endpointId)).toEqual([deletes]);
+    expect(await count('webhook_messages')).toBe(1);
+  });
+
+  it('should send any type but plant.created in the envelope, its timestamp the store’s clock at the write (not the transaction’s start) and the delivery’s createdAt', async () => {
+    await endpoint('http://127.0.0.1:1/deleted', false, ['plant.deleted']);
+    const writer = new OutboxWriter(stores.outbox, () => undefined, PLANT_DELETED);
+    let beforeWrite = 0;
+    await inTransaction(async (tx) => {
+      await tx.execute(sql`SELECT 1`.compile(stores.database.kysely)); // begun
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      beforeWrite = Date.now();
+      await writer.publish(tx, [{ id: 2n ** 63n - 1n, name: 'Fern' }]);
+    });
+    const [delivery] = await stores.queue.claim(100, 60_000, 8);
+    const timestamp = new Date(delivery.createdAtMs).toISOString();
+    expect(delivery.payload).toBe(
+      `{"type":"plant.deleted","timestamp":"${timestamp}","data":{"id":9223372036854775807,"name":"Fern"}}`,
+    );
+    expect(delivery.createdAtMs).toBeGreaterThanOrEqual(beforeWrite);
+    const [logged] = await stores.log.list(delivery.endpointId, { limit: 10 });
+    expect(logged).toMatchObject({ payload: delivery.payload, createdAtMs: delivery.createdAtMs });
+  });
+
+  it('should wake the dispatcher once each transaction that wrote deliveries has committed, never before, nor for one that rolled back', async () => {
+    const wakes: string[] = [];
+    const writer = new OutboxWriter(stores.outbox, () => void wakes.push('wake'), PLANT_CREATED);
+    const publish = (id: bigint) =>
+      inTransaction(async (tx) => {
+        await writer.publish(tx, [{ id, name: 'a' }]);
+        wakes.push(`published ${id}`);
+      });
+    await Promise.all([publish(1n), publish(2n)]); // no endpoint: nothing written, nothing to wake for
+    expect(wakes.sort()).toEqual(['published 1', 'published 2']);
+    wakes.length = 0;
+
     await endpoint('http://127.0.0.1:1/a');
-    await interleaved();
-    expect(wakes).toBe(2);
+    await Promise.all([publish(3n), publish(4n)]); // on PostgreSQL both open at once
+    expect(wakes.filter((wake) => wake === 'wake')).toHaveLength(2);
+    expect(wakes.indexOf('published 3')).toBeLessThan(wakes.indexOf('wake'));
+    wakes.length = 0;
+
+    const failure = new Error('the change failed');
+    await expect(
+      inTransaction(async (tx) => {
+        await writer.publish(tx, [{ id: 5n, name: 'rolled back' }]);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(wakes).toEqual([]);
     expect(await stores.queue.backlog()).toMatchObject({ pending: 2 });
   });
 
-  it('should write nothing when the plants transaction rolls back (or the statement fails)', async () => {
+  it('should write nothing when the transaction rolls back, or a statement of it fails', async () => {
     await endpoint('http://127.0.0.1:1/a');
     const writer = new OutboxWriter(stores.outbox, () => undefined, PLANT_CREATED);
-    const { database } = stores;
     const failure = new Error('the plant failed');
-    if (database instanceof SqliteDatabase) {
-      await expect(
-        database.transaction('write the outbox', (tx) => {
-          void writer.created(tx, [{ id: 1n, name: 'a' }]);
-          throw failure;
-        }),
-      ).rejects.toBe(failure);
-    } else {
-      // PostgreSQL refuses NUL in text: the one statement, outbox included, stores nothing.
-      const repository = new SqlPlantsRepository(database, writer);
-      await expect(repository.create({ id: 1n, name: 'nul \u0000 inside' })).rejects.toThrow(StorageError);
-      await repository.onModuleDestroy();
-      expect(await count(database as PostgresDatabase, 'webhook_messages')).toBe(0);
-    }
+    await expect(
+      inTransaction(async (tx) => {
+        await writer.publish(tx, [{ id: 1n, name: 'a' }]);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    await expect(
+      inTransaction(async (tx) => {
+        await writer.publish(tx, [{ id: 2n, name: 'b' }]);
+        await tx.execute(sql`SELECT id FROM no_such_table`.compile(stores.database.kysely));
+      }),
+    ).rejects.toThrow(/failed to write the outbox$/);
+    expect(await count('webhook_messages')).toBe(0);
     expect(await stores.queue.backlog()).toEqual({ pending: 0 });
   });
 });

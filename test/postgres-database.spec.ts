@@ -28,6 +28,21 @@ describePostgres('PostgresDatabase', () => {
       await expect(level()).resolves.toBe('on');
     });
 
+    it('should not run afterCommit callbacks when the COMMIT itself fails (a deferred constraint)', async () => {
+      const called = jest.fn();
+      const failed = database().transaction('store twice', async (tx) => {
+        tx.afterCommit(called);
+        await tx.execute(
+          sql`CREATE TEMP TABLE once (id int PRIMARY KEY DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP`.compile(
+            database().kysely,
+          ),
+        );
+        await tx.execute(sql`INSERT INTO once VALUES (1), (1)`.compile(database().kysely));
+      });
+      await expect(failed).rejects.toThrow('PostgreSQL failed to store twice');
+      expect(called).not.toHaveBeenCalled();
+    });
+
     it('should take its named locks and hold back writes to the tables it names, until it commits', async () => {
       const held = await database().transaction('read the locks', async (tx) => (await tx.execute(locks())).rows, {
         locks: ['plant-store:test'],

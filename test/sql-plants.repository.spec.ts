@@ -7,13 +7,13 @@ import { Pool } from 'pg';
 import { keysetPageQueries } from '../src/database/keyset-pages';
 import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqliteDatabase } from '../src/database/sqlite-database';
-import { NOTHING_ADDED, StatementAddition } from '../src/database/statement-addition';
 import { StorageError } from '../src/database/storage.error';
 import { StorageUnavailableError } from '../src/database/storage-unavailable.error';
 import { Tables } from '../src/database/tables';
 import { Transaction } from '../src/database/transaction';
+import { Events } from '../src/events/events';
+import { NoEvents } from '../src/events/publishes';
 import { Plant } from '../src/plants/plant';
-import { PlantEvents } from '../src/plants/plant-events';
 import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
@@ -23,18 +23,13 @@ import { TcpProxy } from './support/tcp-proxy';
 
 type OpenRepository = SqlPlantsRepository & { ping(): Promise<void>; close(): Promise<void> };
 
-/** Nothing commits with the plants. */
-class NoEvents extends PlantEvents {
-  created(): void {}
-  committed(): void {}
-  createdInStatement(): StatementAddition {
-    return NOTHING_ADDED;
-  }
-}
-
 /** The repository on a database of its own, as DatabaseModule makes it; close() closes both. */
-function opened(database: SqliteDatabase | PostgresDatabase, events: PlantEvents): OpenRepository {
-  const repository = new SqlPlantsRepository(database, events);
+function opened(
+  database: SqliteDatabase | PostgresDatabase,
+  created: Events<Plant> = new NoEvents(),
+  deleted: Events<Plant> = new NoEvents(),
+): OpenRepository {
+  const repository = new SqlPlantsRepository(database, created, deleted);
   return Object.assign(repository, {
     ping: () => database.ping(),
     close: async () => {
@@ -44,16 +39,17 @@ function opened(database: SqliteDatabase | PostgresDatabase, events: PlantEvents
   });
 }
 
-async function openSqlite(path: string, events: PlantEvents = new NoEvents()): Promise<OpenRepository> {
+async function openSqlite(path: string, created?: Events<Plant>, deleted?: Events<Plant>): Promise<OpenRepository> {
   const database = new SqliteDatabase(path, PLANTS_MIGRATIONS);
   await database.onModuleInit();
-  return opened(database, events);
+  return opened(database, created, deleted);
 }
 
 async function openPostgres(
   url: string,
   connectAttempts = 1,
   { poolMax = 20, preparedStatements = true } = {},
+  deleted?: Events<Plant>,
 ): Promise<OpenRepository> {
   const database = new PostgresDatabase(
     { url, poolMax, connectAttempts, queryTimeoutMs: 30_000, preparedStatements },
@@ -65,7 +61,7 @@ async function openPostgres(
     await database.onApplicationShutdown();
     throw error;
   }
-  return opened(database, new NoEvents());
+  return opened(database, new NoEvents(), deleted);
 }
 
 /** The keyset page queries as the repository's `InsertOnce` compiles them for `dialect`, for their query plans. */
@@ -77,25 +73,20 @@ function pageQueries(dialect: SqliteDialect | PostgresDialect) {
   };
 }
 
-/** A hook that records each transaction's new plants, and can make one plant's transaction fail. */
-class RecordingHook extends PlantEvents {
+/**
+ * A port that records what each transaction publishes (with a statement of its own in it, as the
+ * outbox's write has), each commit that follows, and can make one plant's transaction fail.
+ */
+class RecordingEvents extends Events<Plant> {
   readonly transactions: bigint[][] = [];
   commits = 0;
   failFor?: bigint;
 
-  created(transaction: Transaction, plants: readonly Plant[]): void {
+  async publish(tx: Transaction, plants: readonly Plant[]): Promise<void> {
     if (plants.some((plant) => plant.id === this.failFor)) throw new Error('the outbox refused it');
-    // A statement inside the transaction, as the outbox writer adds its own.
-    void transaction.execute(CompiledQuery.raw('SELECT 1'));
+    await tx.execute(CompiledQuery.raw('SELECT 1'));
     this.transactions.push(plants.map((plant) => plant.id));
-  }
-
-  committed(): void {
-    this.commits += 1;
-  }
-
-  createdInStatement(): StatementAddition {
-    return NOTHING_ADDED;
+    tx.afterCommit(() => (this.commits += 1));
   }
 }
 
@@ -164,11 +155,13 @@ describe('SqlPlantsRepository on SQLite', () => {
   });
 
   describe('group commit', () => {
-    let hook: RecordingHook;
+    let hook: RecordingEvents;
+    let deletes: RecordingEvents;
     let repository: OpenRepository;
     beforeEach(async () => {
-      hook = new RecordingHook();
-      repository = await openSqlite(path, hook);
+      hook = new RecordingEvents();
+      deletes = new RecordingEvents();
+      repository = await openSqlite(path, hook, deletes);
     });
     afterEach(() => repository.close());
 
@@ -207,7 +200,10 @@ describe('SqlPlantsRepository on SQLite', () => {
         { plant: { id: 7n, name: 'second' }, created: true },
       ]);
       await expect(repository.get(7n)).resolves.toEqual({ id: 7n, name: 'second' });
+      // Create, delete and create of one id: three events, in one transaction.
       expect(hook.transactions).toEqual([[7n, 7n]]);
+      expect(deletes.transactions).toEqual([[7n]]);
+      expect([hook.commits, deletes.commits]).toEqual([1, 1]);
     });
 
     it('should fail only the write whose statement failed, and store the others', async () => {
@@ -308,7 +304,7 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
         PLANTS_MIGRATIONS,
       );
       await database.onModuleInit();
-      const repository = opened(database, new NoEvents());
+      const repository = opened(database);
       try {
         for (let round = 0; round < 2; round++) {
           await repository.create({ id: 1n + BigInt(round), name: 'Fern', tag: 'shade' });
@@ -331,15 +327,15 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       const statements = rows.map((row) => row.statement.replace(/\s+/g, ' ').trim());
       expect(statements).toEqual(
         expect.arrayContaining([
-          expect.stringMatching(/^WITH inserted AS \( INSERT INTO "plants" \("id", "name", "tag"\)/),
+          expect.stringMatching(/^INSERT INTO "plants" \("id", "name", "tag"\) SELECT/),
           'select "id", "name", "tag" from "plants" where "id" = $1',
           'select "id", "name", "tag" from "plants" order by "id" limit $1',
           'select "id", "name", "tag" from "plants" where "id" > $1 order by "id" limit $2',
-          'delete from "plants" where "id" = $1',
+          expect.stringMatching(/^WITH doomed AS \( SELECT id FROM "plants" WHERE id = ANY\(\$1::bigint\[\]\)/),
         ]),
       );
       expect(rows).toHaveLength(5); // two rounds, one of each: none prepared twice, none per call
-      for (const row of rows) expect(row.name).toMatch(/^(WITH|SELECT|DELETE)-[\w-]{22}$/);
+      for (const row of rows) expect(row.name).toMatch(/^(INSERT|WITH|SELECT)-[\w-]{22}$/);
       // No `SELECT *`: a cached plan stays valid when a migration adds a column.
       for (const statement of statements) expect(statement).not.toMatch(/select \*/i);
     });
@@ -432,6 +428,38 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       const { rows } = await schema.admin(`SELECT count(*)::int AS n FROM ${schema.name}.plants`);
       expect(rows).toEqual([{ n: 20 }]);
       repository = await openPostgres(schema.url); // for afterEach
+    });
+  });
+
+  describe('when deletes arrive together', () => {
+    let deletes: RecordingEvents;
+    let repository: OpenRepository;
+    beforeEach(async () => {
+      deletes = new RecordingEvents();
+      repository = await openPostgres(schema.url, 1, {}, deletes);
+    });
+    afterEach(() => repository.close());
+
+    it('should delete them in one transaction with their events, each answered on its own, an id twice found once', async () => {
+      const plants = Array.from({ length: 50 }, (_, i) => ({ id: BigInt(i) - 25n, name: `plant ${i}` }));
+      await Promise.all(plants.map((plant) => repository.create(plant)));
+      const outcomes = await Promise.all([
+        ...plants.map((plant) => repository.delete(plant.id)),
+        repository.delete(-25n), // again: the first of the two found it
+        repository.delete(1000n), // never stored
+      ]);
+      expect(outcomes).toEqual([...plants.map(() => true), false, false]);
+      expect(deletes.transactions).toEqual([plants.map((plant) => plant.id).sort((a, b) => Number(a - b))]);
+      expect(deletes.commits).toBe(1);
+      await expect(repository.list({ limit: 10 })).resolves.toEqual([]);
+    });
+
+    it('should delete nothing when the batch’s events fail, and answer each delete with the failure', async () => {
+      await repository.create({ id: 1n, name: 'Fern' });
+      deletes.failFor = 1n;
+      const outcomes = await Promise.allSettled([repository.delete(1n), repository.delete(2n)]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled']);
+      await expect(repository.get(1n)).resolves.toEqual({ id: 1n, name: 'Fern' });
     });
   });
 

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
-import { Keyed, Outcome, StoredRow, TableOnStore } from './insert-once';
+import { passContext } from '../platform/trace-context';
+import { Inserted, Keyed, Outcome, Removal, StoredRow, TableOnStore, Write } from './insert-once';
 import { fixedText } from './prepared-query';
-import { NOTHING_ADDED } from './statement-addition';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
+import { Transaction } from './transaction';
 
 const columnList = (names: readonly string[]) => sql.join(names.map((column) => sql.ref(column)));
 
@@ -12,51 +13,85 @@ const columnList = (names: readonly string[]) => sql.join(names.map((column) => 
 const MAX_VANISHED_ROUNDS = 10;
 
 /**
- * PostgreSQL: the batch in one statement and one commit, each value resolved on its own. A lost connection
- * is retried once (the insert is idempotent); a timeout is not (the server took the batch, a retry would
- * wait as long again); any other failure splits the batch in halves, one after the other, so a row the
- * server refuses fails alone, at about 2·log2(n) statements on one connection, not n at once on the pool.
+ * PostgreSQL: the batch's creates in one transaction (`BEGIN`, one insert for all, the read of those
+ * already stored, their events, `COMMIT`) and its deletes in another, at once, each write resolved on
+ * its own. A failure is handled per transaction: a lost connection is retried once for creates (the
+ * insert is idempotent), never for deletes (a retry of one that committed would say "not found"); a
+ * timeout is not (the server took the batch, a retry would wait as long again); any other failure splits
+ * the writes in halves, one after the other, so a row the server refuses fails alone, at about
+ * 2·log2(n) transactions on one connection, not n at once on the pool.
  */
 export async function storeBatchPostgres<Value extends Keyed, Row extends Keyed>(
   on: TableOnStore<Value, Row>,
-  values: readonly Value[],
+  writes: readonly Write<Value>[],
 ): Promise<Outcome<Value>[]> {
+  const creates = writes.flatMap((write) => ('create' in write ? [write.create] : []));
+  const removals = writes.filter((write): write is Removal => 'remove' in write);
+  const [created, removed] = await Promise.all([
+    creates.length === 0 ? [] : inHalves(creates, (values) => createOnce(on, values)),
+    removals.length === 0 ? [] : inHalves(removals, (batch) => deleteOnce(on, batch)),
+  ]);
+  return writes.map((write) => ('create' in write ? created.shift()! : removed.shift()!));
+}
+
+/** `run` on `items`; on a failure other than an unreachable or timed-out store (which would fail each half as well), on each half. */
+async function inHalves<Item, Result>(
+  items: readonly Item[],
+  run: (items: readonly Item[]) => Promise<Result[]>,
+): Promise<(Result | Error)[]> {
   try {
-    return await insertOrCompare(on, values).catch((error: unknown) => {
-      if (!(error instanceof StorageUnavailableError) || error instanceof StorageTimeoutError) throw error;
-      return insertOrCompare(on, values);
-    });
+    return await run(items);
   } catch (error) {
-    // An unreachable or timed-out database would fail each half just the same.
-    if (values.length > 1 && !(error instanceof StorageUnavailableError)) {
-      const half = Math.ceil(values.length / 2);
-      const first = await storeBatchPostgres(on, values.slice(0, half));
-      return [...first, ...(await storeBatchPostgres(on, values.slice(half)))];
+    if (items.length > 1 && !(error instanceof StorageUnavailableError)) {
+      const half = Math.ceil(items.length / 2);
+      const first = await inHalves(items.slice(0, half), run);
+      return [...first, ...(await inHalves(items.slice(half), run))];
     }
-    return values.map(() => error as Error);
+    return items.map(() => error as Error);
   }
 }
 
+/** The creates in one transaction with the events of the rows it stored; tried once more after a lost connection. */
+async function createOnce<Value extends Keyed, Row extends Keyed>(
+  on: TableOnStore<Value, Row>,
+  values: readonly Value[],
+): Promise<Outcome<Value>[]> {
+  const store = () =>
+    on.database.transaction(`store ${on.table.what}`, async (tx) => {
+      const outcomes = await insertOrCompare(on, tx, values);
+      // The values as they came (not rebuilt from the rows): each carries its request's trace context.
+      const created = values.filter((_value, i) => (outcomes[i] as Inserted<Value>).created === true);
+      if (created.length > 0) await on.table.created?.publish(tx, created);
+      return outcomes;
+    });
+  return store().catch((error: unknown) => {
+    if (!(error instanceof StorageUnavailableError) || error instanceof StorageTimeoutError) throw error;
+    return store();
+  });
+}
+
 /**
- * One insert for the batch, then one read of the rows that were already there. A row deleted between
- * the two has cost its value nothing: it is tried again, and is created or meets what was stored since.
+ * One insert for the batch, then one read of the rows that were already there, in the transaction. A
+ * row deleted between the two has cost its value nothing: it is tried again, and is created or meets
+ * what was stored since.
  */
 async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
   on: TableOnStore<Value, Row>,
+  tx: Transaction,
   values: readonly Value[],
   round = 1,
 ): Promise<Outcome<Value>[]> {
   const { what, same, conflict } = on.table;
   const stored = new Map<bigint, Value>();
   const keep = (rows: StoredRow[]) => rows.map(on.fromStored).forEach((value) => stored.set(value.id, value));
-  keep(await insertBatch(on, values));
+  keep(await insertBatch(on, tx, values));
   const created = new Set(stored.keys());
   const missing = values.filter((value) => !stored.has(value.id)).map((value) => value.id.toString());
   if (missing.length > 0) {
-    // A separate statement on purpose: under READ COMMITTED it sees the rows a concurrent
-    // transaction committed, which a CTE sharing the INSERT's snapshot would miss.
+    // A statement of its own on purpose: under READ COMMITTED it takes a new snapshot, which sees the
+    // rows a concurrent transaction committed after the insert's.
     const read = sql<StoredRow>`SELECT ${columnList(on.columns.names)} FROM ${sql.table(on.table.table)} WHERE id = ANY(${missing}::bigint[])`;
-    const { rows } = await on.database.execute(`store ${what}`, read.compile(on.database.kysely));
+    const { rows } = await tx.execute(read.compile(on.database.kysely));
     keep(rows);
   }
   const results: (Outcome<Value> | undefined)[] = values.map((value) => {
@@ -73,41 +108,63 @@ async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
     const failure = new StorageError(`PostgreSQL failed to store ${what}`, { cause });
     return results.map((result) => result ?? failure);
   }
-  const retried = await insertOrCompare(on, vanished, round + 1);
+  const retried = await insertOrCompare(on, tx, vanished, round + 1);
   return results.map((result) => result ?? retried.shift()!);
 }
 
 /**
- * One autocommitted statement: `INSERT … SELECT FROM unnest(…)` (an array per column) as the CTE `inserted`,
- * then the events port's CTEs, which read it. Rows go in id order, so two batches with ids in common lock
- * them in the same order and cannot deadlock. Its text is fixed (the values are arrays): `fixedText`, a
- * prepared statement parsed and planned once per connection.
+ * `INSERT … SELECT FROM unnest(…)` (an array per column). Rows go in id order, so two batches with ids
+ * in common lock them in the same order and cannot deadlock. Its text is fixed (the values are
+ * arrays): `fixedText`, a prepared statement parsed and planned once per connection.
  */
 async function insertBatch<Value extends Keyed, Row extends Keyed>(
   { database, table, columns }: TableOnStore<Value, Row>,
+  tx: Transaction,
   values: readonly Value[],
 ): Promise<StoredRow[]> {
-  // The values as they came (not rebuilt from the rows): each carries its request's trace context.
-  const firsts = new Map<bigint, Value>();
-  for (const value of values) if (!firsts.has(value.id)) firsts.set(value.id, value);
-  const addition = table.events?.createdInStatement(sql.table('inserted'), [...firsts.values()]) ?? NOTHING_ADDED;
   const list = columnList(columns.names);
   const rows = values.map(table.toRow);
   const arrays = columns.names.map((column) => {
     const array = rows.map((row) => columns.write(row, column));
     return sql`${array}::${sql.raw(columns.types[column])}[]`;
   });
-  const statement = sql<StoredRow & { events: unknown }>`
-      WITH inserted AS (
-        INSERT INTO ${sql.table(table.table)} (${list})
-        SELECT ${list}
-        FROM unnest(${sql.join(arrays)}) WITH ORDINALITY AS batch (${list}, position)
-        ORDER BY id, position
-        ON CONFLICT (id) DO NOTHING
-        RETURNING ${list})
-      ${addition.ctes}
-      SELECT ${list}, ${addition.outcome} AS events FROM inserted`.compile(database.kysely);
-  const { rows: inserted } = await database.execute(`store ${table.what}`, fixedText(statement));
-  if (inserted.length > 0) addition.committed(inserted[0].events);
-  return inserted;
+  const statement = sql<StoredRow>`
+      INSERT INTO ${sql.table(table.table)} (${list})
+      SELECT ${list}
+      FROM unnest(${sql.join(arrays)}) WITH ORDINALITY AS batch (${list}, position)
+      ORDER BY id, position
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ${list}`.compile(database.kysely);
+  return (await tx.execute(fixedText(statement))).rows;
+}
+
+/**
+ * The deletes in one transaction: one statement removes every row the batch names, locked first in id
+ * order (as inserts take them, so no two batches wait on each other in a circle), and returns them as
+ * they were stored; then their events. Of one id named twice, the first is answered with the row.
+ */
+async function deleteOnce<Value extends Keyed, Row extends Keyed>(
+  { database, table, columns, fromStored }: TableOnStore<Value, Row>,
+  removals: readonly Removal[],
+): Promise<boolean[]> {
+  const ids = [...new Set(removals.map((removal) => removal.remove.toString()))];
+  const statement = sql<StoredRow>`
+      WITH doomed AS (
+        SELECT id FROM ${sql.table(table.table)} WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR UPDATE)
+      DELETE FROM ${sql.table(table.table)} AS t USING doomed WHERE t.id = doomed.id
+      RETURNING ${sql.join(columns.names.map((column) => sql.ref(`t.${column}`)))}`.compile(database.kysely);
+  return database.transaction(`delete ${table.what}`, async (tx) => {
+    const { rows } = await tx.execute(fixedText(statement));
+    const gone = new Map(rows.map((row) => fromStored(row)).map((value) => [value.id, value]));
+    const deleted: Value[] = [];
+    const outcomes = removals.map((removal) => {
+      const value = gone.get(removal.remove);
+      if (value === undefined) return false;
+      gone.delete(removal.remove);
+      deleted.push(passContext(removal, value));
+      return true;
+    });
+    if (deleted.length > 0) await table.deleted?.publish(tx, deleted);
+    return outcomes;
+  });
 }

@@ -1,29 +1,26 @@
 import { SpanKind, trace } from '@opentelemetry/api';
-import { contextOf, inSpan } from '../platform/trace-context';
+import { contextOf, inSpan, passContext } from '../platform/trace-context';
 import { Keyed, Outcome, StoredRow, TableOnStore, Write } from './insert-once';
 import { sqliteFailure } from './sqlite-errors';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 import { StatementResult, Transaction } from './transaction';
 
-type Done<Value> = { outcomes: Outcome<Value>[]; committed?: Transaction };
-
 /**
  * SQLite: the batch's writes in one `BEGIN IMMEDIATE` transaction (a busy file retried off the event loop),
- * synchronously, one commit and one fsync. When the file cannot be written (still busy, full, failing),
- * every write fails with a 503; any other failure is taken to be one write's own: each runs alone.
+ * with their events, one commit and one fsync. When the file cannot be written (still busy, full,
+ * failing), every write fails with a 503; any other failure is taken to be one write's own: each runs alone.
  */
 export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
   on: TableOnStore<Value, Row>,
   writes: readonly Write<Value>[],
 ): Promise<Outcome<Value>[]> {
-  const { what, events, groupCommit } = on.table;
-  // One span for the transaction, in the trace of its first create, linked to the others'.
-  const traced = writes.flatMap((write) => ('create' in write ? (contextOf(write.create) ?? []) : []));
+  const { what, groupCommit } = on.table;
+  // One span for the transaction, in the trace of its first traced write, linked to the others'.
+  const traced = writes.flatMap((write) => contextOf('create' in write ? write.create : write) ?? []);
   const linked = traced.slice(1).flatMap((other) => trace.getSpanContext(other) ?? []);
-  let done: Done<Value>;
   try {
-    done = await inSpan(
+    return await inSpan(
       groupCommit ? 'sqlite group commit' : `sqlite store ${what}`,
       {
         kind: SpanKind.CLIENT,
@@ -35,7 +32,7 @@ export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
     );
   } catch (error) {
     if (writes.length === 1 || error instanceof StorageUnavailableError) {
-      // The driver's error (a port error's cause), or what the events port threw.
+      // The driver's error (a port error's cause), or what an events port threw.
       const cause = error instanceof StorageError || error instanceof StorageUnavailableError ? error.cause : error;
       const failed = (write: Write<Value>) => `SQLite failed to ${'create' in write ? 'store' : 'delete'} ${what}`;
       return writes.map((write) => sqliteFailure(failed(write), cause));
@@ -44,36 +41,39 @@ export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
     for (const write of writes) alone.push(...(await storeBatchSqlite(on, [write])));
     return alone;
   }
-  if (done.committed !== undefined) events?.committed(done.committed);
-  return done.outcomes;
 }
 
 /**
- * The writes, synchronously inside the transaction: no other connection comes between an insert and
- * its read, and an event exists exactly when its row was inserted.
+ * The writes in order, then their events: every statement runs at once inside the transaction, so no
+ * other connection comes between an insert and its read, and an event exists exactly when its row
+ * was inserted or deleted.
  */
-function apply<Value extends Keyed, Row extends Keyed>(
+async function apply<Value extends Keyed, Row extends Keyed>(
   { table, columns, queries, fromStored }: TableOnStore<Value, Row>,
   tx: Transaction,
   writes: readonly Write<Value>[],
-): Done<Value> {
+): Promise<Outcome<Value>[]> {
   const run = <R>(query: Parameters<Transaction['execute']>[0]) => tx.execute(query) as StatementResult<R>;
-  const { toRow, same, conflict, events } = table;
-  const inserted: Value[] = [];
+  const { toRow, same, conflict } = table;
+  const created: Value[] = [];
+  const deleted: Value[] = [];
   const outcomes = writes.map((write): Outcome<Value> => {
-    if ('remove' in write) return run(queries.remove({ id: write.remove })).affectedRows === 1;
+    if ('remove' in write) {
+      // SQLite runs DELETE … RETURNING as a reader: what it returns says whether a row went, not affectedRows.
+      const [row] = run<StoredRow>(queries.remove({ id: write.remove })).rows;
+      if (row === undefined) return false;
+      deleted.push(passContext(write, fromStored(row)));
+      return true;
+    }
     const value = write.create;
     if (run(queries.insert(columns.stored(toRow(value)))).affectedRows === 1) {
-      inserted.push(value);
+      created.push(value);
       return { value, created: true };
     }
     const stored = fromStored(run<StoredRow>(queries.byId({ id: value.id })).rows[0]);
     return same(stored, value) ? { value: stored, created: false } : conflict(value);
   });
-  if (inserted.length === 0 || events === undefined) return { outcomes };
-  // A promise here would finish after the commit: the port's contract forbids it on SQLite.
-  if (events.created(tx, inserted) instanceof Promise) {
-    throw new Error('An events port must record synchronously in an SQLite transaction');
-  }
-  return { outcomes, committed: tx };
+  if (created.length > 0) await table.created?.publish(tx, created);
+  if (deleted.length > 0) await table.deleted?.publish(tx, deleted);
+  return outcomes;
 }

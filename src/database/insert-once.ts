@@ -1,11 +1,10 @@
-import { Kysely, RawBuilder } from 'kysely';
+import { Kysely } from 'kysely';
 import { rememberContext } from '../platform/trace-context';
 import { Database } from './database';
 import { storeBatchPostgres } from './insert-once.postgres';
 import { storeBatchSqlite } from './insert-once.sqlite';
 import { keysetPageQueries } from './keyset-pages';
 import { prepareQuery } from './prepared-query';
-import { StatementAddition } from './statement-addition';
 import { ColumnsOf, StoredColumns } from './stored-columns';
 import { Transaction } from './transaction';
 import { TurnBatcher } from './turn-batcher';
@@ -26,11 +25,14 @@ export interface InsertOnceTable<Value extends Keyed, Row extends Keyed> {
   readonly same: (stored: Value, value: Value) => boolean;
   /** The error of a create whose id holds other content (a 409). */
   readonly conflict: (value: Value) => Error;
-  /** The feature's events port: what commits with each new row (never for a replay or a conflict). */
-  readonly events?: CreatedEventsPort<Value>;
+  /** The feature's port of its created event: each new row, in the transaction that stored it (never a replay or a conflict). */
+  readonly created?: EventsPort<Value>;
+  /** The feature's port of its deleted event: each deleted row as it was stored, in the transaction that deleted it. */
+  readonly deleted?: EventsPort<Value>;
   /**
    * Group commit, for a write path the bench shows is hot: SQLite's creates and deletes gathered over the
-   * event loop's turns share one `BEGIN IMMEDIATE` and fsync, in order; PostgreSQL's creates of a turn one statement.
+   * event loop's turns share one `BEGIN IMMEDIATE` and fsync, in order; PostgreSQL's creates of a turn
+   * one transaction, and its deletes another.
    */
   readonly groupCommit?: boolean;
 }
@@ -41,17 +43,17 @@ export interface Inserted<Value> {
   readonly created: boolean;
 }
 
-/** The shape of a feature's events port (`CreatedEvents` in common/events, which implements it). */
-export interface CreatedEventsPort<Created> {
-  created(transaction: Transaction, rows: readonly Created[]): void | Promise<void>;
-  committed(transaction: Transaction): void;
-  createdInStatement(inserted: RawBuilder<unknown>, rows: readonly Created[]): StatementAddition;
+/** The shape of a feature's events port (`Events` in events/, which implements it). */
+export interface EventsPort<Item> {
+  publish(tx: Transaction, items: readonly Item[]): Promise<void>;
 }
 
 /** A row as a driver returns it, before `StoredColumns.read`. */
 export type StoredRow = Record<string, unknown>;
-/** A write of a batch: a create, or (SQLite's group commit) a delete. */
-export type Write<Value> = { readonly create: Value } | { readonly remove: bigint };
+/** A delete of a batch: its own object, which carries its request's trace context to its event. */
+export type Removal = { readonly remove: bigint };
+/** A write of a batch: a create or a delete. */
+export type Write<Value> = { readonly create: Value } | Removal;
 /** A create's result, a delete's "was there a row", or the error of that write alone. */
 export type Outcome<Value> = Inserted<Value> | boolean | Error;
 
@@ -70,8 +72,9 @@ const MAX_BATCH = 500;
 /**
  * The create rule of an int64-keyed resource whose key the client chooses: store the row, or, when its
  * id is stored, answer a replay if the stored row is the same and `conflict` (a 409) if not. Nothing is
- * overwritten, and the primary key settles concurrent creates, so it holds across instances. A create
- * is a batch of one (`storeBatchSqlite`, `storeBatchPostgres`).
+ * overwritten, and the primary key settles concurrent creates, so it holds across instances. Deletes
+ * too, each row's event published in the transaction that changed it. A write is a batch of one
+ * without the group commit (`storeBatchSqlite`, `storeBatchPostgres`).
  */
 export class InsertOnce<Value extends Keyed, Row extends Keyed> {
   private readonly on: TableOnStore<Value, Row>;
@@ -115,12 +118,17 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
     return rows.map(this.on.fromStored);
   }
 
-  /** Whether a row was removed; not retried after a lost connection (a committed delete would then say "not found"). */
+  /**
+   * Whether a row was removed, committed with its `deleted` event: of concurrent deletes of one id, one
+   * finds it. Not retried after a lost connection (a committed delete would then say "not found").
+   */
   async delete(id: bigint): Promise<boolean> {
-    if (this.batcher !== undefined && this.sqlite) return (await this.batcher.submit({ remove: id })) as boolean;
-    const { database, table, queries } = this.on;
-    const { affectedRows } = await database.execute(`delete ${table.what}`, queries.remove({ id }));
-    return affectedRows === 1;
+    const removal: Removal = { remove: id };
+    rememberContext(removal); // the deleted row's event joins its request's trace
+    if (this.batcher !== undefined) return (await this.batcher.submit(removal)) as boolean;
+    const [outcome] = await this.storeBatch([removal]);
+    if (outcome instanceof Error) throw outcome;
+    return outcome as boolean;
   }
 
   /** Waits for the batches in flight, before the database module closes the store. */
@@ -129,15 +137,13 @@ export class InsertOnce<Value extends Keyed, Row extends Keyed> {
   }
 
   private storeBatch(writes: readonly Write<Value>[]): Promise<Outcome<Value>[]> {
-    if (this.sqlite) return storeBatchSqlite(this.on, writes);
-    const values = writes.map((write) => (write as { create: Value }).create); // only SQLite batches deletes
-    return storeBatchPostgres(this.on, values);
+    return this.sqlite ? storeBatchSqlite(this.on, writes) : storeBatchPostgres(this.on, writes);
   }
 }
 
 type AnyTables = Record<string, Record<string, unknown>>;
 
-/** The per-row statements, each compiled once: SQLite's insert of one row, the read by id, the delete. */
+/** The per-row statements, each compiled once: SQLite's insert and delete of one row, the read by id. */
 function tableQueries(db: Kysely<AnyTables>, table: string, columns: readonly string[]) {
   return {
     insert: prepareQuery<Record<string, unknown>, never>((row) =>
@@ -150,6 +156,8 @@ function tableQueries(db: Kysely<AnyTables>, table: string, columns: readonly st
     byId: prepareQuery<{ id: bigint }, StoredRow>(({ id }) =>
       db.selectFrom(table).select(columns).where('id', '=', id).compile(),
     ),
-    remove: prepareQuery<{ id: bigint }, never>(({ id }) => db.deleteFrom(table).where('id', '=', id).compile()),
+    remove: prepareQuery<{ id: bigint }, StoredRow>(({ id }) =>
+      db.deleteFrom(table).where('id', '=', id).returning(columns).compile(),
+    ),
   };
 }

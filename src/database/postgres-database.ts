@@ -12,7 +12,7 @@ import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
 import { Tables } from './tables';
-import { StatementResult, Transaction, TransactionOptions } from './transaction';
+import { runAfterCommit, StatementResult, Transaction, TransactionOptions } from './transaction';
 
 export interface PostgresOptions {
   url: string;
@@ -161,11 +161,14 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       this.run(client, query).catch((error: unknown) => {
         throw (statementFailure ??= driverError(error));
       });
+    const committed: (() => void)[] = [];
+    const afterCommit = (callback: () => void) => void committed.push(callback);
     try {
       await execute(CompiledQuery.raw(begin.join('; ')));
-      const result = await work({ execute });
+      const result = await work({ execute, afterCommit });
       if (statementFailure !== undefined) throw statementFailure as Error; // a driver error, translated below
       await execute(COMMIT);
+      runAfterCommit(committed, this.logger);
       return result;
     } catch (error) {
       failure = error as Error;

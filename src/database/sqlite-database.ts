@@ -1,7 +1,7 @@
 import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
@@ -14,7 +14,7 @@ import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
 import { isBusy, sqliteFailure } from './sqlite-errors';
 import { Tables } from './tables';
-import { StatementResult, Transaction, TransactionOptions } from './transaction';
+import { runAfterCommit, StatementResult, Transaction, TransactionOptions } from './transaction';
 
 /**
  * How long a transaction waits for another process's write lock (an overlapping deploy, an operator's
@@ -35,6 +35,7 @@ const OPERATIONS: Record<string, string> = {
 /** The embedded store: one SQLite file in WAL mode, fsync on every commit, 64-bit integers as bigint. */
 export class SqliteDatabase extends Database implements OnModuleInit, OnApplicationShutdown {
   readonly kind = 'sqlite';
+  private readonly logger = new Logger(SqliteDatabase.name);
   readonly migrations: Migration[];
   readonly kysely: Kysely<Tables>;
   private db?: BetterSqlite3.Database;
@@ -176,10 +177,11 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
   }
 
   /**
-   * With the turn and the file free, BEGIN, `work` and (if it returns a plain value) COMMIT run at once,
-   * in the caller's tick: a group commit timing how long its commit held the event loop (`TurnBatcher`'s
-   * `untilQuiet`) sees all of it, fsync included. Otherwise it waits for the turn (and a busy file, in
-   * `begin`). Work that returns a promise keeps the turn until it settles.
+   * With the turn and the file free, BEGIN and `work` run at once, in the caller's tick, and COMMIT
+   * right after (in the same tick for a plain value, in a microtask once a promise settles): work that
+   * awaits no I/O holds the event loop from BEGIN to COMMIT, fsync included, and no other statement
+   * comes between. Otherwise it waits for the turn (and a busy file, in `begin`). Work that returns a
+   * promise keeps the turn until it settles.
    */
   transaction<T>(
     action: string,
@@ -214,6 +216,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
     // A statement that failed fails the transaction, as on PostgreSQL (which aborts it there): work that
     // caught the error and carried on is rolled back and rejected with it, never half committed.
     let statementFailure: unknown;
+    const committed: (() => void)[] = [];
     const commit = (result: T): T => {
       if (statementFailure !== undefined) throw statementFailure as Error; // a driver error, translated below
       try {
@@ -222,6 +225,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
         throw driverError(error);
       }
       this.give();
+      runAfterCommit(committed, this.logger);
       return result;
     };
     // A statement's error becomes the port's; what the work threw passes as it is.
@@ -238,6 +242,7 @@ export class SqliteDatabase extends Database implements OnModuleInit, OnApplicat
           throw (statementFailure ??= driverError(error));
         }
       },
+      afterCommit: (callback) => void committed.push(callback),
     };
     try {
       const done = work(tx);

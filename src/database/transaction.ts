@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { CompiledQuery } from 'kysely';
 
 /** What a statement did: the rows it returned (if any), and how many rows it changed. */
@@ -26,12 +27,32 @@ export interface TransactionOptions {
 
 /**
  * An open transaction, handed to the work of `Database.transaction` (and by a repository to what must
- * commit with its writes, such as the new-plant events). Work is written once for both stores, with
- * queries compiled by `Kysely<Tables>`: `async (tx) => { const { rows } = await tx.execute(query); … }`.
- * On SQLite `execute` runs the statement at once and returns its result, so work that awaits nothing
- * else runs from BEGIN to COMMIT in one go; on PostgreSQL it returns a promise.
+ * commit with its writes, such as a feature's events: `await plantDeleted.publish(tx, plants)`). Work
+ * is written once for both stores, with queries compiled by `Kysely<Tables>`:
+ * `async (tx) => { const { rows } = await tx.execute(query); … }`. On SQLite `execute` runs the
+ * statement at once and returns its result, so work that awaits nothing else (no I/O) runs from BEGIN
+ * to COMMIT in one go; on PostgreSQL it returns a promise.
  */
 export abstract class Transaction {
   /** Runs one compiled statement inside this transaction; driver errors are thrown as they are. */
   abstract execute<Row>(query: CompiledQuery<Row>): StatementResult<Row> | Promise<StatementResult<Row>>;
+
+  /**
+   * Runs `callback` once this transaction has committed, before `Database.transaction` resolves; never
+   * when it rolls back or its COMMIT fails. For what must follow the commit and never precede it (waking
+   * the webhook dispatcher for the deliveries it wrote). A callback that throws is logged; the
+   * transaction committed all the same, and the others still run.
+   */
+  abstract afterCommit(callback: () => void): void;
+}
+
+/** The callbacks of a committed transaction (`Transaction.afterCommit`), each run once, in order. */
+export function runAfterCommit(callbacks: readonly (() => void)[], logger: Pick<Logger, 'error'>): void {
+  for (const callback of callbacks) {
+    try {
+      callback();
+    } catch (error) {
+      logger.error(`A callback after a commit failed: ${(error as Error).message}`);
+    }
+  }
 }

@@ -48,6 +48,28 @@ describe('TurnBatcher', () => {
     expect(batches).toEqual([[1, 2], [3]]);
   });
 
+  it('untilQuiet: times a commit until it settles, not only until it returns', async () => {
+    let now = 0;
+    jest.spyOn(performance, 'now').mockImplementation(() => now);
+    const batches: number[][] = [];
+    const batcher = new TurnBatcher<number, number>(
+      (items) => {
+        batches.push([...items]);
+        // Returns at once and settles a second later (an SQLite COMMIT in a microtask after the work's own).
+        return Promise.resolve().then(() => {
+          now += 1000;
+          return items.map((item) => item * 2);
+        });
+      },
+      500,
+      { untilQuiet: true },
+    );
+    expect(await batcher.submit(1)).toBe(2);
+    // That second is the next batch's time to gather: the item of the next turn joins it.
+    expect(await overTwoTurns(batcher, [2], [3])).toEqual([4, 6]);
+    expect(batches).toEqual([[1], [2, 3]]);
+  });
+
   it('untilQuiet: a lone item is committed without a timer', async () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'performance'] });
     try {

@@ -7,15 +7,15 @@ import { Batcher, BatchingResult } from 'promise-batcher';
  *
  * `untilQuiet` keeps gathering, a turn at a time, while the last turn brought more items; it commits
  * after the first turn that brought none, at `maxBatchSize`, or once the batch has gathered for as long
- * as the previous commit took (so waiting never costs an item more than one more commit). For a commit
- * that blocks the event loop (SQLite's fsync): the requests that arrived while the previous commit held
- * it, and those its answers bring back at once, share one commit instead of alternating between two
- * half-size ones; a lone item waits one turn more.
+ * as the previous commit took to settle (so waiting never costs an item more than one more commit). For
+ * a commit that blocks the event loop (SQLite's fsync, in a microtask after the work's own): the
+ * requests that arrived while the previous commit held it, and those its answers bring back at once,
+ * share one commit instead of alternating between two half-size ones; a lone item waits one turn more.
  */
 export class TurnBatcher<Item, Result> {
   private readonly batcher: Batcher<Item, Result>;
   private queued = 0; // submitted, not yet handed to `commit`
-  private lastCommitMs = 1; // how long the last commit held the event loop
+  private lastCommitMs = 1; // how long the last commit took, from its call until it settled
 
   constructor(
     commit: (items: readonly Item[]) => readonly BatchingResult<Result>[] | Promise<readonly BatchingResult<Result>[]>,
@@ -26,11 +26,16 @@ export class TurnBatcher<Item, Result> {
       batchingFunction: (items: readonly Item[]) => {
         this.queued -= items.length;
         if (!untilQuiet) return commit(items);
-        // The part of the commit that holds the event loop (all of an SQLite commit, its fsync included).
+        // Until it settles: an SQLite commit whose work awaits (its events' publish) runs its COMMIT and
+        // fsync in a microtask, after `commit` has returned.
         const started = performance.now();
+        const timed = () => void (this.lastCommitMs = performance.now() - started);
         const outcome = commit(items);
-        this.lastCommitMs = performance.now() - started;
-        return outcome;
+        if (!(outcome instanceof Promise)) {
+          timed();
+          return outcome;
+        }
+        return outcome.finally(timed);
       },
       maxBatchSize,
       delayFunction: untilQuiet ? () => this.untilQuiet() : nextTurn,

@@ -1,8 +1,9 @@
 import { Plant } from './plant';
 
 /**
- * The webhook body: exactly the NewPlant, `{"id": …, "name": …, "tag": …}`, with the id written as
- * its exact digits (a bigint never passes through a double) and `tag` only when there is one.
+ * A plant as its events carry it: exactly the NewPlant, `{"id": …, "name": …, "tag": …}`, with the id
+ * written as its exact digits (a bigint never passes through a double) and `tag` only when there is
+ * one. The whole body of `plant.created`, the `data` of `plant.deleted`.
  */
 export function newPlantPayload(plant: Plant): string {
   const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;

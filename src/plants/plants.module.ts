@@ -1,11 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { publishes } from '../common/events/event-type';
+import { publishes } from '../events/publishes';
 import { PlantsRepository } from './persistence/plants.repository';
 import { SqlPlantsRepository } from './persistence/sql-plants.repository';
 import { PlantsController } from './plants.controller';
 import { PlantsMetrics } from './plants.metrics';
 import { PlantsService } from './plants.service';
-import { PLANT_CREATED } from './plant-events';
+import { PLANT_CREATED, PLANT_DELETED } from './plant-events';
 
 type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 
@@ -13,8 +13,8 @@ type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 export class PlantsModule {
   /**
    * `events`: the module that provides the `EventPublisher` (the webhook outbox), to which plants binds
-   * its `PlantEvents` port (`publishes(PLANT_CREATED)`): what commits together with new plants.
-   * Imported explicitly, so plants depends on that port and on nothing else of it.
+   * its ports `PlantCreated` and `PlantDeleted` (`publishes(…)`): what commits together with each new
+   * and each deleted plant. Imported explicitly, so plants depends on that port and on nothing else of it.
    */
   static register(events: ModuleImport): DynamicModule {
     return {
@@ -26,6 +26,7 @@ export class PlantsModule {
         PlantsMetrics,
         { provide: PlantsRepository, useClass: SqlPlantsRepository },
         publishes(PLANT_CREATED),
+        publishes(PLANT_DELETED),
       ],
       exports: [PlantsRepository],
     };

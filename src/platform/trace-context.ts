@@ -76,6 +76,16 @@ export function contextOf(work: object): Context | undefined {
 }
 
 /**
+ * `to`, remembered with `from`'s context, if any, and returned: for a result made on the request's
+ * behalf (the row a delete removed, whose event joins the delete's trace).
+ */
+export function passContext<T extends object>(from: object, to: T): T {
+  const context = remembered.get(from);
+  if (context !== undefined) remembered.set(to, context);
+  return to;
+}
+
+/**
  * The `traceparent` of `work`'s span (the service's own) as JSON (`{"traceparent": …}`), for the
  * outbox; undefined without one. Only that: no `tracestate` nor baggage, which a caller could have
  * written, ever reaches a webhook receiver.

@@ -9,8 +9,10 @@ export interface NewMessage {
   /** The `webhook-id` header: one per event, the same for every endpoint and on every attempt. */
   readonly id: string;
   readonly eventType: string;
-  /** The exact body to send (and sign). */
-  readonly payload: string;
+  /** The event's data, JSON text, ids exact: the whole body of a bare message (see `webhookBody`). */
+  readonly data: string;
+  /** Sent in the Standard Webhooks envelope: every event type but `plant.created`. */
+  readonly enveloped: boolean;
   /** The `traceparent` of the request that committed it (JSON: `{"traceparent": …}`), when traced. */
   readonly traceContext?: string;
 }
@@ -26,6 +28,7 @@ export interface ClaimedDelivery {
   readonly url: string;
   /** The endpoint's secrets, current first; expired ones are filtered out by whoever signs. */
   readonly secrets: readonly SigningSecret[];
+  /** The body exactly as sent and signed (`webhookBody`). */
   readonly payload: string;
   /** Attempts made before this one. */
   readonly attempts: number;
@@ -112,6 +115,7 @@ export interface DeliveryView {
   readonly id: string;
   readonly endpointId: string;
   readonly eventType: string;
+  /** The body exactly as sent (`webhookBody`). */
   readonly payload: string;
   readonly status: DeliveryStatus;
   readonly attempts: number;

@@ -1,5 +1,5 @@
-import { getSchemaPath, PathItemObject } from '@nestjs/swagger';
-import { EventType } from '../common/events/event-type';
+import { getSchemaPath, PathItemObject, ReferenceObject, SchemaObject } from '@nestjs/swagger';
+import { EventType } from '../events/event-type';
 import { MAX_WEBHOOK_SECRETS } from '../config/webhook-config';
 
 /** `v1,` and the base64 of an HMAC-SHA256 (32 bytes). */
@@ -18,14 +18,43 @@ const signatureHeader = (
   schema: { type: 'string', ...constraints, example },
 });
 
+/** An envelope's `timestamp` as `webhookBody` writes it: `2026-11-29T07:11:32.123Z`. */
+const TIMESTAMP_EXAMPLE = '2026-11-29T07:11:32.123Z';
+
+/**
+ * The body of `type` as it is on the wire (`webhookBody`): the data's model alone for a bare type, else
+ * the Standard Webhooks envelope around it, with the type as a constant.
+ */
+function bodySchema(type: EventType<never>): SchemaObject | ReferenceObject {
+  const data = { $ref: getSchemaPath(type.webhook.data) };
+  if (type.bare === true) return data;
+  return {
+    type: 'object',
+    description: `The Standard Webhooks envelope of \`${type.name}\`: a receiver tells event types apart by \`type\`, inside the signed body.`,
+    required: ['type', 'timestamp', 'data'],
+    properties: {
+      type: { type: 'string', const: type.name, maxLength: type.name.length, example: type.name },
+      timestamp: {
+        type: 'string',
+        format: 'date-time',
+        maxLength: TIMESTAMP_EXAMPLE.length,
+        description:
+          'When the event was written, on the store’s clock: RFC 3339 in UTC, in milliseconds. The same on every attempt.',
+        example: TIMESTAMP_EXAMPLE,
+      },
+      data,
+    },
+  } as SchemaObject;
+}
+
 /**
  * The webhook the service sends for an event type (OpenAPI 3.1 `webhooks`): what the type declares
- * (its summary, what it announces, its body) and how every delivery works. Declared here rather than
+ * (its summary, what it announces, its data) and how every delivery works. Declared here rather than
  * with `@ApiWebhook()`, which needs a controller route, and this is a request the service makes, not
  * one it serves.
  */
 export function eventWebhook(type: EventType<never>): PathItemObject {
-  const { name, summary, description, body } = type.webhook;
+  const { name, summary, description } = type.webhook;
   return {
     post: {
       operationId: name,
@@ -61,7 +90,7 @@ export function eventWebhook(type: EventType<never>): PathItemObject {
       ],
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: { $ref: getSchemaPath(body) } } },
+        content: { 'application/json': { schema: bodySchema(type) } },
       },
       responses: {
         '200': { description: 'Received. Any 2xx counts; anything else is retried, except 410.' },

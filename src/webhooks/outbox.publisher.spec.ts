@@ -1,7 +1,9 @@
 import { Test } from '@nestjs/testing';
-import { CreatedEvents } from '../common/events/created-events';
-import { EventPublisher, EventType, publishes, publishesNothing } from '../common/events/event-type';
-import { NOTHING_ADDED } from '../database/statement-addition';
+import { Transaction } from '../database/transaction';
+import { EventPublisher } from '../events/event-publisher';
+import { EventType } from '../events/event-type';
+import { Events } from '../events/events';
+import { publishes, publishesNothing } from '../events/publishes';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxPublisher } from './outbox.publisher';
 import { OutboxStore } from './persistence/outbox.store';
@@ -10,14 +12,13 @@ import { WebhookDispatcher } from './webhook.dispatcher';
 interface Thing {
   id: bigint;
 }
-abstract class ThingEvents extends CreatedEvents<Thing> {}
+abstract class ThingCreated extends Events<Thing> {}
 class ThingDto {}
 const THING_CREATED: EventType<Thing> = {
   name: 'thing.created',
-  port: ThingEvents,
-  key: (thing) => thing.id,
-  payload: (thing) => `{"id":${thing.id}}`,
-  webhook: { name: 'newThing', summary: 'A thing', description: 'Test.', body: ThingDto },
+  port: ThingCreated,
+  data: (thing) => `{"id":${thing.id}}`,
+  webhook: { name: 'newThing', summary: 'A thing', description: 'Test.', data: ThingDto },
 };
 
 describe('OutboxPublisher', () => {
@@ -28,7 +29,7 @@ describe('OutboxPublisher', () => {
     const moduleRef = await Test.createTestingModule({
       providers: [{ provide: EventPublisher, useValue: outbox }, publishes(THING_CREATED)],
     }).compile();
-    expect(moduleRef.get(ThingEvents)).toBeInstanceOf(OutboxWriter);
+    expect(moduleRef.get(ThingCreated)).toBeInstanceOf(OutboxWriter);
     expect(outbox.names()).toEqual(['thing.created']);
     expect(outbox.declared()).toEqual([THING_CREATED]);
   });
@@ -43,10 +44,11 @@ describe('OutboxPublisher', () => {
 });
 
 describe('publishesNothing', () => {
-  it('should bind a port that adds nothing to the rows’ write', async () => {
-    const moduleRef = await Test.createTestingModule({ providers: [publishesNothing(ThingEvents)] }).compile();
-    const events = moduleRef.get(ThingEvents);
-    expect(events.created({} as never, [{ id: 1n }])).toBeUndefined();
-    expect(events.createdInStatement({} as never, [{ id: 1n }])).toBe(NOTHING_ADDED);
+  it('should bind a port that writes nothing in the transaction', async () => {
+    const moduleRef = await Test.createTestingModule({ providers: [publishesNothing(ThingCreated)] }).compile();
+    const tx = { execute: jest.fn(), afterCommit: jest.fn() } as unknown as jest.Mocked<Transaction>;
+    await expect(moduleRef.get(ThingCreated).publish(tx, [{ id: 1n }])).resolves.toBeUndefined();
+    expect(tx.execute).not.toHaveBeenCalled();
+    expect(tx.afterCommit).not.toHaveBeenCalled();
   });
 });

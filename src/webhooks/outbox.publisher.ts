@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { CreatedEvents } from '../common/events/created-events';
-import { EventPublisher, EventType } from '../common/events/event-type';
+import { EventPublisher } from '../events/event-publisher';
+import { EventType } from '../events/event-type';
+import { Events } from '../events/events';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxStore } from './persistence/outbox.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
@@ -21,7 +22,7 @@ export class OutboxPublisher extends EventPublisher {
     super();
   }
 
-  writerFor<Row extends object>(type: EventType<Row>): CreatedEvents<Row> {
+  writerFor<Data extends object>(type: EventType<Data>): Events<Data> {
     if (this.types.has(type.name)) {
       throw new Error(`The event type ${type.name} is published twice: bind its port once (publishes(…))`);
     }

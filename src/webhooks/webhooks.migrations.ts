@@ -221,4 +221,12 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
     sqlite: `ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT '["plant.created"]'`,
     postgres: `ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT '["plant.created"]'`,
   },
+  {
+    name: 'webhooks/2026-11-29-01-message-envelope',
+    // Whether a message is sent in the Standard Webhooks envelope, its `payload` then the envelope's
+    // `data`, and its `created_at` the envelope's `timestamp` (see `webhookBody`). Every message there
+    // was sent bare (its payload the whole body): it stays so, retries and resends included.
+    sqlite: `ALTER TABLE webhook_messages ADD COLUMN enveloped INTEGER NOT NULL DEFAULT 0`,
+    postgres: `ALTER TABLE webhook_messages ADD COLUMN enveloped BOOLEAN NOT NULL DEFAULT false`,
+  },
 ];

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { EventPublisher } from '../common/events/event-type';
+import { EventPublisher } from '../events/event-publisher';
 import { BlockedNetworks } from '../common/networks/blocked-networks';
 import { ConfiguredBlockedNetworks, ConfiguredSecretsColumn } from './configured.providers';
 import { BlockedEndpointsCheck } from './endpoints/blocked-endpoints.check';

@@ -1,19 +1,21 @@
 import { Body, Controller, DynamicModule, HttpCode, Injectable, Module, Post } from '@nestjs/common';
 import { ApiSchema } from '@nestjs/swagger';
-import { CreatedEvents } from '../../src/common/events/created-events';
-import { eventBody } from '../../src/common/events/event-body';
-import { EventType, publishes } from '../../src/common/events/event-type';
+import { eventData } from '../../src/events/event-data';
+import { EventType } from '../../src/events/event-type';
+import { Events } from '../../src/events/events';
+import { publishes } from '../../src/events/publishes';
 import { Int64Property } from '../../src/common/int64/int64-property.decorator';
 import { conflictMessage } from '../../src/common/resources/resource-name';
 import { TextProperty } from '../../src/common/text/text-property.decorator';
 import { Database } from '../../src/database/database';
 import { InsertOnce } from '../../src/database/insert-once';
 import { ResourceConflictError } from '../../src/common/errors/resource-conflict.error';
+import { envelopeOf, UTC_MILLISECONDS } from '../support/envelope';
 import { request } from '../support/http';
 import { describeOnEachStore } from '../support/postgres';
 import { useSubscribersApp } from '../support/subscribers-app';
 
-// A resource of this test only, shaped as the generator makes one (its events port, its EventType,
+// A resource of this test only, shaped as the generator makes one (its event's port, its EventType,
 // a repository on `InsertOnce`, a module registered with the webhooks), with its one line turned
 // on: `publishes(SEEDLING_CREATED)`. It stores into plants' table, so it needs no migration.
 interface Seedling {
@@ -29,14 +31,13 @@ class NewSeedlingDto {
   name!: string;
 }
 
-abstract class SeedlingEvents extends CreatedEvents<Seedling> {}
+abstract class SeedlingCreated extends Events<Seedling> {}
 
 const SEEDLING_CREATED: EventType<Seedling> = {
   name: 'seedling.created',
-  port: SeedlingEvents,
-  key: (seedling) => seedling.id,
-  payload: eventBody,
-  webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', body: NewSeedlingDto },
+  port: SeedlingCreated,
+  data: eventData,
+  webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', data: NewSeedlingDto },
 };
 
 interface SeedlingRow {
@@ -49,7 +50,7 @@ interface SeedlingRow {
 class SeedlingsRepository {
   private readonly seedlings: InsertOnce<Seedling, SeedlingRow>;
 
-  constructor(database: Database, events: SeedlingEvents) {
+  constructor(database: Database, created: SeedlingCreated) {
     this.seedlings = new InsertOnce<Seedling, SeedlingRow>(database, {
       what: 'a seedling',
       table: 'plants',
@@ -58,7 +59,7 @@ class SeedlingsRepository {
       fromRow: ({ id, name }) => ({ id, name }),
       same: (stored, seedling) => stored.name === seedling.name,
       conflict: ({ id }) => new ResourceConflictError(conflictMessage('seedling', id)),
-      events,
+      created,
     });
   }
 
@@ -91,7 +92,9 @@ class SeedlingsModule {
 }
 
 describeOnEachStore('events of an InsertOnce resource (e2e on %s, receivers on 127.0.0.1)', (postgres) => {
-  const { url, admin, subscribe } = useSubscribersApp(postgres, (webhooks) => [SeedlingsModule.register(webhooks)]);
+  const { url, admin, subscribe, settled } = useSubscribersApp(postgres, (webhooks) => [
+    SeedlingsModule.register(webhooks),
+  ]);
   const seedling = (body: string) => request(`${url()}/seedlings`, { body });
 
   it('should send one seedling.created per stored seedling to its subscribers, none for a replay or a 409', async () => {
@@ -112,20 +115,42 @@ describeOnEachStore('events of an InsertOnce resource (e2e on %s, receivers on 1
 
     await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
     await seedlings.receiver.waitFor(() => seedlings.receiver.accepted().length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // anything more would have come by now
     expect(plain.receiver.received.map((delivery) => delivery.body)).toEqual(['{"id":1,"name":"Fern"}']);
-    expect(seedlings.receiver.received.map((delivery) => delivery.body).sort()).toEqual([
-      '{"id":-9223372036854775808,"name":"Second"}',
-      '{"id":9223372036854775807,"name":"Sprout"}',
+    // In the Standard Webhooks envelope: its type inside the signed body, its data exact.
+    const envelopes = seedlings.receiver.received.map((delivery) => envelopeOf(delivery.body)!);
+    expect(envelopes.map(({ type, data }) => [type, data]).sort()).toEqual([
+      ['seedling.created', '{"id":-9223372036854775808,"name":"Second"}'],
+      ['seedling.created', '{"id":9223372036854775807,"name":"Sprout"}'],
     ]);
+    for (const { timestamp } of envelopes) expect(timestamp).toMatch(UTC_MILLISECONDS);
     expect(seedlings.receiver.received.every((delivery) => delivery.verifiedBy.length === 1)).toBe(true);
+    // The log holds each delivery as it was sent, and no other: nothing more is coming.
     const log = await admin(`/webhooks/endpoints/${seedlings.endpoint.id}/deliveries`);
-    expect(log.text).toContain('"eventType":"seedling.created","payload":{"id":9223372036854775807,"name":"Sprout"}');
+    for (const delivery of seedlings.receiver.received) {
+      expect(log.text).toContain(`"eventType":"seedling.created","payload":${delivery.body}`);
+    }
+    expect((await settled(seedlings.endpoint.id)).map((delivery) => delivery.status)).toEqual([
+      'succeeded',
+      'succeeded',
+    ]);
+    expect((await settled(plain.endpoint.id)).map((delivery) => delivery.status)).toEqual(['succeeded']);
   });
 
   it('should declare seedling.created: subscribable, and a webhook of the document with its body', async () => {
     const document = await request(`${url()}/docs-json`, { method: 'GET', auth: false });
-    expect(Object.keys((document.body as { webhooks: object }).webhooks)).toEqual(['newPlant', 'newSeedling']);
+    const { webhooks } = document.body as {
+      webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
+    };
+    expect(Object.keys(webhooks)).toEqual(['newPlant', 'plantDeleted', 'newSeedling']);
+    // Its body as on the wire: the envelope, its type a constant, its data the New… model.
+    expect(webhooks.newSeedling.post.requestBody.content['application/json'].schema).toMatchObject({
+      required: ['type', 'timestamp', 'data'],
+      properties: {
+        type: { const: 'seedling.created' },
+        timestamp: { format: 'date-time' },
+        data: { $ref: '#/components/schemas/TestNewSeedling' },
+      },
+    });
     const refused = await admin('/webhooks/endpoints', {
       method: 'POST',
       body: { url: 'http://127.0.0.1:9/x', eventTypes: ['seedlings.created'] },
@@ -133,7 +158,7 @@ describeOnEachStore('events of an InsertOnce resource (e2e on %s, receivers on 1
     expect(refused.body).toEqual({
       error: 400,
       message:
-        'eventTypes holds "seedlings.created", which is not an event type of this service (plant.created, seedling.created)',
+        'eventTypes holds "seedlings.created", which is not an event type of this service (plant.created, plant.deleted, seedling.created)',
     });
   });
 

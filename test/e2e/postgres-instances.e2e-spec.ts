@@ -3,8 +3,10 @@ import { createTestSchema, describePostgres, TestSchema } from '../support/postg
 import { CREATE_DELETE_RACE, expectSettledInSomeOrder, settleRace } from '../support/plants-race';
 import { ServiceProcess, startService } from '../support/service-process';
 import { TEST_TOKEN } from '../support/test-app';
+import { LOOPBACK_NETWORKS } from '../support/webhook-receiver';
 
 const TOKEN = 'instances-token';
+const ADMIN = 'instances-admin-token';
 
 describePostgres('two instances over one PostgreSQL (e2e, two node dist/main.js processes)', () => {
   let schema: TestSchema;
@@ -12,7 +14,13 @@ describePostgres('two instances over one PostgreSQL (e2e, two node dist/main.js 
 
   beforeAll(async () => {
     schema = await createTestSchema();
-    const env = { DATABASE_URL: schema.url, AUTH_TOKENS: `${TOKEN},${TEST_TOKEN}`, DATABASE_POOL_MAX: '5' };
+    const env = {
+      DATABASE_URL: schema.url,
+      AUTH_TOKENS: `${TOKEN},${TEST_TOKEN}`,
+      ADMIN_TOKENS: ADMIN,
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+      DATABASE_POOL_MAX: '5',
+    };
     // Started at the same moment: the advisory lock lets exactly one of them migrate.
     instances = await Promise.all([startService(env), startService(env)]);
   });
@@ -68,5 +76,31 @@ describePostgres('two instances over one PostgreSQL (e2e, two node dist/main.js 
       const res = await request(`${instances[1].url}/plants/${id}`, { method: 'GET' });
       expect(res.status).toBe(stored === undefined ? 404 : 200);
     }
+  });
+
+  it('should answer concurrent deletes of one id through both instances with one 204, and commit one plant.deleted', async () => {
+    const added = await request(`${instances[0].url}/webhooks/endpoints`, {
+      body: { url: 'http://127.0.0.1:9/deleted', eventTypes: ['plant.deleted'] },
+      auth: `Bearer ${ADMIN}`,
+    });
+    expect(added.status).toBe(201);
+    const ids = Array.from({ length: 20 }, (_, i) => 2n ** 62n + BigInt(i));
+    for (const id of ids) expect((await create(instances[0], id, 'Fern')).status).toBe(200);
+    const statuses = await Promise.all(
+      ids.map((id) =>
+        Promise.all(
+          [0, 1, 0, 1].map((i) =>
+            request(`${instances[i].url}/plants/${id}`, { method: 'DELETE', auth: `Bearer ${TOKEN}` }),
+          ),
+        ).then((answers) => answers.map((answer) => answer.status).sort()),
+      ),
+    );
+    expect(statuses).toEqual(ids.map(() => [204, 404, 404, 404]));
+    const { rows } = await schema.admin(
+      `SELECT m.payload FROM ${schema.name}.webhook_messages m WHERE m.event_type = 'plant.deleted' ORDER BY m.payload`,
+    );
+    expect(rows).toEqual(
+      ids.map((id) => ({ payload: `{"id":${id},"name":"Fern"}` })).sort((a, b) => a.payload.localeCompare(b.payload)),
+    );
   });
 });

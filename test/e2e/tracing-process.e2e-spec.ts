@@ -10,6 +10,7 @@ import { LOOPBACK_NETWORKS, makeSecret, WebhookReceiver } from '../support/webho
 
 const TOKEN = 'tracing-process-token';
 const METRICS_TOKEN = 'tracing-process-metrics-token';
+const ADMIN = 'tracing-process-admin-token';
 
 describeOnEachStore('one trace from the request to the webhook delivery (e2e on %s, node dist/main.js)', (postgres) => {
   const secret = makeSecret();
@@ -75,9 +76,9 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     // The server span is the caller's child.
     const server = inTrace.find((span) => span.kind === 2 && span.parentSpanId === callerSpan);
     expect(server).toBeDefined();
-    // The database work of the create: pg's span of its one statement (`WITH inserted AS (INSERT …`,
-    // the outbox's CTEs after it), or ours for SQLite (it has no instrumentation).
-    const database = postgres ? /^pg\.query:WITH\b/ : /^sqlite group commit$/;
+    // The database work of the create: pg's span of its batch insert (then the outbox's statement), or
+    // ours for SQLite's transaction (it has no instrumentation).
+    const database = postgres ? /^pg\.query:INSERT\b/ : /^sqlite group commit$/;
     expect(names.some((name) => database.test(name))).toBe(true);
     // The delivery, and the webhook's HTTP request inside it.
     const delivery = inTrace.find((span) => span.name === 'webhook deliver');
@@ -87,6 +88,42 @@ describeOnEachStore('one trace from the request to the webhook delivery (e2e on 
     const sentBy = inTrace.find((span) => span.spanId === receiver.received[0].traceparent!.split('-')[2]);
     expect(sentBy).toMatchObject({ kind: 3, parentSpanId: delivery!.spanId });
     expect(names.length).toBeGreaterThan(3);
+  });
+
+  it("should keep the caller's trace through a delete to its plant.deleted delivery", async () => {
+    service = await startService({
+      DATABASE_URL: schema ? schema.url : `sqlite:${join(dir, 'plants.db')}`,
+      DATA_DIR: dir,
+      AUTH_TOKENS: TOKEN,
+      ADMIN_TOKENS: ADMIN,
+      WEBHOOK_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+      WEBHOOK_POLL_INTERVAL_MS: '100',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'plant-store-under-test',
+    });
+    const added = await request(`${service.url}/webhooks/endpoints`, {
+      body: { url: receiver.url, eventTypes: ['plant.deleted'] },
+      auth: `Bearer ${ADMIN}`,
+    });
+    expect(added.status).toBe(201);
+    receiver.trust((added.body as { secret: string }).secret);
+    const plant = { body: '{"id":-9223372036854775808,"name":"Traced"}', auth: `Bearer ${TOKEN}` };
+    expect((await request(`${service.url}/plants`, plant)).status).toBe(200);
+    const traceId = randomBytes(16).toString('hex');
+    const deleted = await request(`${service.url}/plants/-9223372036854775808`, {
+      method: 'DELETE',
+      auth: `Bearer ${TOKEN}`,
+      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    });
+    expect(deleted.status).toBe(204);
+    await receiver.waitFor(() => receiver.accepted().length === 1);
+    expect(receiver.received[0].traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+
+    expect(await service.stop('SIGTERM')).toBe(0);
+    service = undefined;
+    const delivery = collector.spans.find((span) => span.traceId === traceId && span.name === 'webhook deliver');
+    expect(delivery).toMatchObject({ attributes: { 'messaging.message.id': receiver.received[0].webhookId } });
   });
 
   it('should export the server span of every sampled request, none of an unsampled one or a probe, and say so at SIGTERM', async () => {

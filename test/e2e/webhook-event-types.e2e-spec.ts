@@ -1,11 +1,10 @@
 import { Controller, DynamicModule, HttpCode, Inject, Module, Param, Post } from '@nestjs/common';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { sql } from 'kysely';
-import { CreatedEvents } from '../../src/common/events/created-events';
-import { EventType, publishes } from '../../src/common/events/event-type';
 import { Database } from '../../src/database/database';
-import { PostgresDatabase } from '../../src/database/postgres-database';
-import { SqliteDatabase } from '../../src/database/sqlite-database';
+import { EventType } from '../../src/events/event-type';
+import { Events } from '../../src/events/events';
+import { publishes } from '../../src/events/publishes';
+import { envelopeOf } from '../support/envelope';
 import { request } from '../support/http';
 import { describeOnEachStore } from '../support/postgres';
 import { ADMIN, useSubscribersApp } from '../support/subscribers-app';
@@ -24,43 +23,28 @@ class ThingDto {
   label!: string;
 }
 
-abstract class ThingEvents extends CreatedEvents<Thing> {}
+abstract class ThingCreated extends Events<Thing> {}
 
 const THING_CREATED: EventType<Thing> = {
   name: 'thing.created',
-  port: ThingEvents,
-  key: (thing) => thing.id,
-  payload: (thing) => `{"id":${thing.id},"label":${JSON.stringify(thing.label)}}`,
-  webhook: { name: 'newThing', summary: 'A thing was made', description: 'Test only.', body: ThingDto },
+  port: ThingCreated,
+  data: (thing) => `{"id":${thing.id},"label":${JSON.stringify(thing.label)}}`,
+  webhook: { name: 'newThing', summary: 'A thing was made', description: 'Test only.', data: ThingDto },
 };
 
-/** Commits a thing's event as a store's create path does: in SQLite's transaction, or PostgreSQL's one statement. */
+/** Commits a thing's event as any write does: published in the transaction, the same call on either store. */
 @Controller('things')
 class ThingsController {
   constructor(
     private readonly database: Database,
-    @Inject(ThingEvents) private readonly events: ThingEvents,
+    @Inject(ThingCreated) private readonly created: ThingCreated,
   ) {}
 
   @Post(':id')
   @HttpCode(204)
   async make(@Param('id') id: string): Promise<void> {
     const thing = { id: BigInt(id), label: `thing ${id} "🌿"` };
-    if (this.database instanceof SqliteDatabase) {
-      const transaction = await this.database.transaction('make a thing', (open) => {
-        void this.events.created(open, [thing]);
-        return open;
-      });
-      this.events.committed(transaction);
-      return;
-    }
-    const pg = this.database as PostgresDatabase;
-    const addition = this.events.createdInStatement(sql.table('inserted'), [thing]);
-    const statement = sql<{ events: unknown }>`
-      WITH inserted AS (SELECT ${id}::bigint AS id) ${addition.ctes}
-      SELECT ${addition.outcome} AS events FROM inserted`.compile(pg.kysely);
-    const { rows } = await pg.execute('make a thing', statement);
-    addition.committed(rows[0].events);
+    await this.database.transaction('make a thing', (tx) => this.created.publish(tx, [thing]));
   }
 }
 
@@ -99,18 +83,24 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
     await plain.receiver.waitFor(() => plain.receiver.accepted().length === 1);
     await things.receiver.waitFor(() => things.receiver.accepted().length === 1);
     const plantBody = '{"id":9007199254740993,"name":"Fern"}';
-    const thingBody = '{"id":9223372036854775807,"label":"thing 9223372036854775807 \\"🌿\\""}';
-    expect(plain.receiver.received.map((delivery) => delivery.body)).toEqual([plantBody]);
-    expect(things.receiver.received.map((delivery) => delivery.body)).toEqual([thingBody]);
-    expect(both.receiver.received.map((delivery) => delivery.body).sort()).toEqual([plantBody, thingBody].sort());
+    const thingData = '{"id":9223372036854775807,"label":"thing 9223372036854775807 \\"🌿\\""}';
+    // plant.created bare, as the sample's webhook; thing.created in the envelope, its type inside the signed body.
+    const received = (receiver: typeof plain.receiver) =>
+      receiver.received.map(({ body }) => {
+        const envelope = envelopeOf(body);
+        return envelope === undefined ? body : [envelope.type, envelope.data];
+      });
+    expect(received(plain.receiver)).toEqual([plantBody]);
+    expect(received(things.receiver)).toEqual([['thing.created', thingData]]);
+    expect(received(both.receiver)).toEqual(expect.arrayContaining([plantBody, ['thing.created', thingData]]));
     for (const { receiver } of [plain, things, both]) {
       expect(receiver.received.every((delivery) => delivery.verifiedBy.length === 1)).toBe(true);
     }
 
-    // The delivery log says which event type each delivery is, with its body exact.
+    // The delivery log says which event type each delivery is, with its body exactly as sent.
     const log = await admin(`/webhooks/endpoints/${things.endpoint.id}/deliveries`);
     expect(log.status).toBe(200);
-    expect(log.text).toContain(`"eventType":"thing.created","payload":${thingBody}`);
+    expect(log.text).toContain(`"eventType":"thing.created","payload":${things.receiver.received[0].body}`);
   });
 
   it('should change what an endpoint subscribes to, and refuse event types it does not know with a 400', async () => {
@@ -126,7 +116,9 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
     expect((await request(`${url()}/plants`, { body: '{"id":1,"name":"Fern"}' })).status).toBe(200);
     expect((await request(`${url()}/things/2`)).status).toBe(204);
     await receiver.waitFor(() => receiver.accepted().length === 1);
-    expect(receiver.received.map((delivery) => delivery.body)).toEqual(['{"id":2,"label":"thing 2 \\"🌿\\""}']);
+    expect(receiver.received.map((delivery) => envelopeOf(delivery.body)?.data)).toEqual([
+      '{"id":2,"label":"thing 2 \\"🌿\\""}',
+    ]);
 
     const other = 'http://127.0.0.1:9/other';
     const cases: [unknown, string][] = [
@@ -138,8 +130,8 @@ describeOnEachStore('webhook event types (e2e on %s, receivers on 127.0.0.1)', (
       [['x'.repeat(101)], 'eventTypes must hold strings of 1 to 100 characters, each once'],
       [['plant.created', 'plant.created'], 'eventTypes must hold strings of 1 to 100 characters, each once'],
       [
-        ['plant.created', 'plant.deleted'],
-        'eventTypes holds "plant.deleted", which is not an event type of this service (plant.created, thing.created)',
+        ['plant.created', 'plant.updated'],
+        'eventTypes holds "plant.updated", which is not an event type of this service (plant.created, plant.deleted, thing.created)',
       ],
     ];
     for (const [eventTypes, message] of cases) {

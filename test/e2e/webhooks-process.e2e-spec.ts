@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { envelopeOf } from '../support/envelope';
 import { eventually } from '../support/eventually';
 import { request } from '../support/http';
 import { openRawConnection, rawRequest } from '../support/raw-http';
@@ -77,6 +78,44 @@ describe('the new-plant webhook across process deaths (e2e, node dist/main.js)',
     // Claims of the dead process run out after its lease (timeout + 5 s); then everything arrives.
     await receiver.waitFor(() => deliveredPlantIds(receiver).length === ids.length, 20000);
     expect(deliveredPlantIds(receiver)).toEqual(ids.map(String).sort());
+    // At least once: what was in flight at the kill comes again under the same webhook-id, never a new one.
+    expect(receiver.ids().size).toBe(ids.length);
+    for (const webhookId of inFlight) {
+      expect(receiver.accepted().filter((got) => got.webhookId === webhookId)).toHaveLength(1);
+    }
+  });
+
+  it('should deliver every plant.deleted acknowledged with 204 after a kill -9 between commit and delivery', async () => {
+    // An API endpoint subscribed to plant.deleted alone, and no config endpoint: only the deletes' events.
+    const deletesEnv = { ...env(), WEBHOOK_URLS: undefined, WEBHOOK_SECRET: undefined, ADMIN_TOKENS: ADMIN };
+    service = await startService(deletesEnv);
+    const added = await request(`${service.url}/webhooks/endpoints`, {
+      body: { url: receiver.url, eventTypes: ['plant.deleted'] },
+      auth: `Bearer ${ADMIN}`,
+    });
+    expect(added.status).toBe(201);
+    receiver.trust((added.body as { secret: string }).secret);
+    const ids = Array.from({ length: 20 }, (_, i) => -(2n ** 62n) - BigInt(i));
+    for (const id of ids) expect((await create(service, id)).status).toBe(200);
+    // The receiver takes the first attempts and never answers: they are in flight when the process dies.
+    receiver.answerWith(() => 'hang');
+    for (const id of ids) {
+      const deleted = await request(`${service.url}/plants/${id}`, { method: 'DELETE', auth: `Bearer ${TOKEN}` });
+      expect(deleted.status).toBe(204);
+    }
+    await receiver.waitFor(() => receiver.received.length >= 8);
+    const inFlight = receiver.ids();
+    expect(await service.stop('SIGKILL')).toBeNull();
+    service = undefined;
+
+    receiver.answerWith(() => 200);
+    service = await startService(deletesEnv);
+    await receiver.waitFor(() => new Set(receiver.accepted().map((got) => got.webhookId)).size === ids.length, 20000);
+    const events = new Map(receiver.accepted().map((got) => [got.webhookId, envelopeOf(got.body)]));
+    expect([...events.values()].map((event) => [event?.type, event?.data]).sort()).toEqual(
+      ids.map((id) => ['plant.deleted', `{"id":${id},"name":"plant ${id}"}`]).sort(),
+    );
+    expect(receiver.received.every((got) => got.verifiedBy.length === 1)).toBe(true);
     // At least once: what was in flight at the kill comes again under the same webhook-id, never a new one.
     expect(receiver.ids().size).toBe(ids.length);
     for (const webhookId of inFlight) {

@@ -1,3 +1,4 @@
+import { eventually } from './eventually';
 import { request, RequestOptions } from './http';
 import { createTestSchema, TestSchema } from './postgres';
 import { createTestApp, ModuleImport, TestApp } from './test-app';
@@ -58,5 +59,21 @@ export function useSubscribersApp(postgres: boolean, features: (webhooks: Module
     await stop();
     await start(env);
   };
-  return { url, admin, subscribe, restart };
+  /**
+   * The endpoint's deliveries (newest first, up to 1000) once none is pending: every event committed
+   * before the call is there, so an endpoint whose deliveries all succeeded is sent nothing more.
+   */
+  const settled = async (endpointId: string) => {
+    const log = async () =>
+      (await admin(`/webhooks/endpoints/${endpointId}/deliveries?limit=1000`)).body as {
+        id: string;
+        eventType: string;
+        status: string;
+        createdAt: string;
+        payload: unknown;
+      }[];
+    await eventually(async () => (await log()).every((delivery) => delivery.status !== 'pending'));
+    return log();
+  };
+  return { url, admin, subscribe, restart, settled };
 }

@@ -1,8 +1,6 @@
 import { Database } from '../../src/database/database';
-import { PostgresDatabase } from '../../src/database/postgres-database';
 import { Transaction } from '../../src/database/transaction';
 import { PLANTS_MIGRATIONS } from '../../src/plants/persistence/plants.migrations';
-import { SqlPlantsRepository } from '../../src/plants/persistence/sql-plants.repository';
 import { Plant } from '../../src/plants/plant';
 import { EndpointIds } from '../../src/webhooks/endpoints/endpoint-ids';
 import { newSecret } from '../../src/webhooks/endpoints/endpoints.service';
@@ -41,7 +39,7 @@ export interface WebhookStores {
 export function webhookStores(database: Database, column = secretsColumn()): WebhookStores {
   return {
     endpoints: new SqlEndpointsStore(database, database.kysely, column),
-    outbox: new SqlOutboxStore(database.kysely),
+    outbox: new SqlOutboxStore(database, database.kysely),
     queue: new SqlDispatchQueue(database, database.kysely, column),
     log: new SqlDeliveryLog(database, database.kysely),
   };
@@ -60,7 +58,7 @@ export function useWebhookStores(postgres: boolean) {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  /** Runs `work` in a transaction of the store, as the plants' group commit does (synchronous on SQLite). */
+  /** Runs `work` in a transaction of the store, as the plants' writes do. */
   const inTransaction = async (work: (transaction: Transaction) => unknown) => {
     await state.database.transaction('write the outbox', (tx) => work(tx));
   };
@@ -69,26 +67,22 @@ export function useWebhookStores(postgres: boolean) {
     stores: state,
     inTransaction,
     /**
-     * Commits one event per name as the plants' group commit does: SQLite's transaction, or
-     * PostgreSQL's one insert statement (the plants are stored too). The plants' ids count up from
-     * 2^53 + 1 (exact) through the test, so each commit's plants are new.
+     * Commits one `plant.created` per name in one transaction, as the plants' group commit publishes
+     * them. The plants' ids count up from 2^53 + 1 (exact) through the test.
      */
     commit: async (...names: string[]) => {
       const plants: Plant[] = names.map((name) => ({ id: 9007199254740993n + BigInt(state.committed++), name }));
       const writer = new OutboxWriter(state.outbox, () => undefined, PLANT_CREATED);
-      const { database } = state;
-      if (database instanceof PostgresDatabase) {
-        const repository = new SqlPlantsRepository(database, writer);
-        await Promise.all(plants.map((plant) => repository.create(plant)));
-        await repository.onModuleDestroy();
-        return;
-      }
-      await inTransaction((transaction) => writer.created(transaction, plants));
+      await inTransaction((transaction) => writer.publish(transaction, plants));
     },
-    /** An endpoint (enabled unless said), by its id. */
-    endpoint: async (url: string, disabled = false) =>
-      (await state.endpoints.create({ id: newEndpointId(), url, description: '', disabled, secret: newSecret() }, 100))
-        .id,
+    /** An endpoint (enabled unless said, subscribed to `eventTypes` or the default), by its id. */
+    endpoint: async (url: string, disabled = false, eventTypes?: readonly string[]) =>
+      (
+        await state.endpoints.create(
+          { id: newEndpointId(), url, description: '', disabled, secret: newSecret(), eventTypes },
+          100,
+        )
+      ).id,
   };
 }
 

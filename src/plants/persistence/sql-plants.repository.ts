@@ -3,7 +3,7 @@ import { PageQuery } from '../../common/paging/page';
 import { Database } from '../../database/database';
 import { InsertOnce } from '../../database/insert-once';
 import { Plant, samePlant } from '../plant';
-import { PlantEvents } from '../plant-events';
+import { PlantCreated, PlantDeleted } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PlantsRepository } from './plants.repository';
 import './plants.tables';
@@ -17,14 +17,14 @@ interface PlantRow {
 /**
  * The plants, in whichever store `DatabaseModule` chose: the shared table path (`InsertOnce`, as a
  * generated resource has it: create once, keyset pages, get, delete) with its one option, the group
- * commit, which the bench shows pays for plants' creates and deletes. New plants commit with what
- * `PlantEvents` adds (the webhook outbox).
+ * commit, which the bench shows pays for plants' creates and deletes. Each new and each deleted plant
+ * commits with its event (`PlantCreated`, `PlantDeleted`: the webhook outbox).
  */
 @Injectable()
 export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   private readonly plants: InsertOnce<Plant, PlantRow>;
 
-  constructor(database: Database, events: PlantEvents) {
+  constructor(database: Database, created: PlantCreated, deleted: PlantDeleted) {
     this.plants = new InsertOnce<Plant, PlantRow>(database, {
       what: 'a plant',
       table: 'plants',
@@ -33,7 +33,8 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
       fromRow: toPlant,
       same: samePlant,
       conflict: (plant) => new PlantConflictError(plant.id),
-      events,
+      created,
+      deleted,
       groupCommit: true,
     });
   }

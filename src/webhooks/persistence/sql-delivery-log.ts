@@ -10,9 +10,10 @@ import {
   RecoveredBatch,
   RecoverRange,
 } from '../deliveries';
+import { webhookBody } from '../webhook-body';
 import { DeliveryLog } from './delivery-log';
 import { msOf, StoreClock, storeClock } from './store-clock';
-import './webhooks.tables';
+import { flagOf } from './webhooks.tables';
 
 /**
  * The delivery log, written once for both stores. Each write is a `Database.transaction`, so one that
@@ -171,6 +172,8 @@ function view(db: Kysely<Tables>, clock: StoreClock) {
       'd.endpoint_id',
       'm.event_type',
       'm.payload',
+      'm.enveloped',
+      clock.ms('m.created_at').as('message_at_ms'),
       'd.status',
       'd.attempts',
       clock.ms('d.created_at').as('created_at_ms'),
@@ -201,7 +204,12 @@ function toView(row: ViewRow): DeliveryView {
     id: row.message_id,
     endpointId: row.endpoint_id,
     eventType: row.event_type,
-    payload: row.payload,
+    payload: webhookBody({
+      eventType: row.event_type,
+      data: row.payload,
+      enveloped: flagOf(row.enveloped),
+      createdAtMs: msOf(row.message_at_ms),
+    }),
     status: row.status,
     attempts: Number(row.attempts),
     createdAtMs: msOf(row.created_at_ms),

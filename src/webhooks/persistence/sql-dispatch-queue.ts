@@ -11,6 +11,7 @@ import { Backlog, ClaimedDelivery, EndpointRef, Recorded, RecordedResult } from 
 import { DispatchQueue } from './dispatch-queue';
 import { SecretsColumn, SecretsSource } from '../secrets/secrets-column';
 import { msOf, StoreClock, storeClock } from './store-clock';
+import { webhookBody } from '../webhook-body';
 import { flagOf } from './webhooks.tables';
 
 /**
@@ -176,7 +177,12 @@ export class SqlDispatchQueue implements DispatchQueue {
       endpointId: row.endpoint_id,
       url: row.url,
       secrets,
-      payload: row.payload,
+      payload: webhookBody({
+        eventType: row.event_type,
+        data: row.payload,
+        enveloped: flagOf(row.enveloped),
+        createdAtMs: msOf(row.message_at_ms),
+      }),
       attempts: Number(row.attempts),
       // Never below 0, should a row be written by hand.
       attemptsOnSchedule: Math.max(0, Number(row.attempts) - Number(row.schedule_from)),
@@ -226,7 +232,10 @@ export class SqlDispatchQueue implements DispatchQueue {
             'd.id',
             'd.message_id',
             'd.endpoint_id',
+            'm.event_type',
             'm.payload',
+            'm.enveloped',
+            sql<bigint>`m.created_at`.as('message_at_ms'),
             'm.trace_context',
             'd.attempts',
             'd.schedule_from',
@@ -319,7 +328,8 @@ export class SqlDispatchQueue implements DispatchQueue {
           -- statement waited for the row must win (READ COMMITTED re-evaluates only this WHERE).
           AND d.status = 'pending' AND ${unheld(now)}
           AND NOT e.disabled
-        RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.source, m.payload, m.trace_context, d.attempts,
+        RETURNING d.id::text AS id, d.message_id, d.endpoint_id, e.url, e.secrets, e.source, m.event_type, m.payload, m.enveloped,
+                  ${this.clock.ms('m.created_at')} AS message_at_ms, m.trace_context, d.attempts,
                   ${this.clock.ms('d.created_at')} AS created_at_ms, ${PG_DUE}::text AS due_at, d.schedule_from`.compile(
         this.db,
       ),
@@ -514,7 +524,10 @@ interface ClaimedRow {
   message_id: string;
   endpoint_id: string;
   url: string;
+  event_type: string;
   payload: string;
+  enveloped: bigint | boolean;
+  message_at_ms: bigint | number;
   trace_context: string | null;
   attempts: bigint | number;
   schedule_from: bigint | number;

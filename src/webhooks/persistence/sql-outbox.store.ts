@@ -1,36 +1,52 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, Kysely, RawBuilder, sql } from 'kysely';
+import { CompiledQuery, Kysely, sql } from 'kysely';
+import { Database } from '../../database/database';
 import { prepareQuery } from '../../database/prepared-query';
 import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { NewMessage } from '../deliveries';
-import { OutboxAddition, OutboxStore, RowMessage } from './outbox.store';
+import { OutboxStore } from './outbox.store';
 import './webhooks.tables';
 
 /**
  * What a change to which endpoints get events (a create, enable, reconcile or delete) takes with its
- * BEGIN on PostgreSQL: SHARE on `webhook_messages` conflicts with the ROW EXCLUSIVE every plants insert
- * takes there at parse time, before its snapshot, whether it writes a message or not. So the change
- * waits for the inserts in flight (which owe a new endpoint nothing), and later inserts wait for its
- * commit and see it: none misses an endpoint enabled before it, and a delete leaves none of its
- * deliveries behind. Inserts never wait on one another (ROW EXCLUSIVE does not conflict with itself).
+ * BEGIN on PostgreSQL: SHARE on `webhook_messages` conflicts with the ROW EXCLUSIVE that the outbox's
+ * write statement takes there at parse time, before its snapshot, whether it writes a message or not,
+ * and holds until its transaction ends. So the change waits for the transactions that have written
+ * (which owe a new endpoint nothing), and later writes wait for its commit and see it: none misses an
+ * endpoint enabled before it, and a delete leaves none of its deliveries behind. Writes never wait on
+ * one another (ROW EXCLUSIVE does not conflict with itself).
  */
 export const OUTBOX_WRITES_DRAINED: TransactionOptions = { holdWritesTo: ['webhook_messages'] };
 
 /**
- * The outbox's write in the form of each store's group commit (see `OutboxStore`). SQLite's times
- * are Unix ms of this process; PostgreSQL's come from the server's clock (the columns' defaults).
+ * The outbox's write (see `OutboxStore`), in each store's form, each in its named method: SQLite's
+ * statements run at once inside the writer's `BEGIN IMMEDIATE`, PostgreSQL's one statement reads the
+ * endpoints where it writes. SQLite's times are Unix ms of this process; PostgreSQL's the server's.
  */
 @Injectable()
 export class SqlOutboxStore implements OutboxStore {
   private statements?: ReturnType<typeof sqliteStatements>;
+  private postgresStatement?: ReturnType<typeof postgresStatement>;
 
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly database: Database,
+    private readonly db: Kysely<Tables>,
+  ) {}
 
-  write(transaction: Transaction, messages: () => readonly NewMessage[]): number {
+  write(tx: Transaction, messages: () => readonly NewMessage[]): Promise<number> {
+    return this.database.kind === 'sqlite' ? this.writeSqlite(tx, messages) : this.writePostgres(tx, messages());
+  }
+
+  /**
+   * The enabled endpoints, then a message and its deliveries at a time, each statement compiled once
+   * (the group commit runs them once per event); with no enabled endpoint the messages are not even
+   * made. Nothing else of this process runs between them: the writer holds SQLite's only write turn.
+   */
+  private async writeSqlite(tx: Transaction, messages: () => readonly NewMessage[]): Promise<number> {
     const { enabled, message, delivery } = (this.statements ??= sqliteStatements(this.db));
     // SQLite's transaction runs each statement at once.
-    const run = <Row>(query: CompiledQuery<Row>) => transaction.execute(query) as StatementResult<Row>;
+    const run = <Row>(query: CompiledQuery<Row>) => tx.execute(query) as StatementResult<Row>;
     const endpoints = run(enabled).rows.map(({ id, event_types }) => ({
       id,
       eventTypes: JSON.parse(event_types) as string[],
@@ -38,10 +54,10 @@ export class SqlOutboxStore implements OutboxStore {
     if (endpoints.length === 0) return 0;
     const now = Date.now();
     let written = 0;
-    for (const { id, eventType, payload, traceContext } of messages()) {
+    for (const { id, eventType, data, enveloped, traceContext } of messages()) {
       const subscribed = endpoints.filter((endpoint) => endpoint.eventTypes.includes(eventType));
       if (subscribed.length === 0) continue;
-      run(message({ id, eventType, payload, traceContext: traceContext ?? null, now }));
+      run(message({ id, eventType, data, enveloped: enveloped ? 1 : 0, traceContext: traceContext ?? null, now }));
       for (const endpoint of subscribed) {
         written += run(delivery({ messageId: id, endpointId: endpoint.id, now })).affectedRows;
       }
@@ -49,33 +65,69 @@ export class SqlOutboxStore implements OutboxStore {
     return written;
   }
 
-  writeWith(inserted: RawBuilder<unknown>, messages: readonly RowMessage[]): OutboxAddition {
-    return {
-      ctes: sql`,
-        outbox_endpoints AS (SELECT id, event_types::jsonb AS event_types FROM webhook_endpoints WHERE NOT disabled),
-        outbox_messages AS (
-          INSERT INTO webhook_messages (id, event_type, payload, trace_context)
-          SELECT m.id, m.event_type, m.payload, m.trace_context
-          FROM unnest(${messages.map((m) => m.rowId.toString())}::bigint[], ${messages.map((m) => m.id)}::text[],
-                      ${messages.map((m) => m.eventType)}::text[], ${messages.map((m) => m.payload)}::text[],
-                      ${messages.map((m) => m.traceContext ?? null)}::text[])
-                 AS m (row_id, id, event_type, payload, trace_context)
-          JOIN ${inserted} AS i ON i.id = m.row_id
-          WHERE EXISTS (SELECT 1 FROM outbox_endpoints e WHERE e.event_types @> jsonb_build_array(m.event_type))
-          RETURNING id, event_type),
-        outbox_deliveries AS (
-          INSERT INTO webhook_deliveries (message_id, endpoint_id)
-          SELECT m.id, e.id FROM outbox_messages m
-          JOIN outbox_endpoints e ON e.event_types @> jsonb_build_array(m.event_type)
-          RETURNING 1)`,
-      deliveries: sql`(SELECT count(*) FROM outbox_deliveries)`,
-    };
+  /**
+   * One statement: the enabled endpoints (read where the messages are written, see
+   * `OUTBOX_WRITES_DRAINED`), the messages some endpoint subscribes to, and a delivery for each such
+   * endpoint; the values as one array per column, so its text is fixed (compiled once, a prepared
+   * statement). Its time is the statement's start (not the transaction's), in whole ms: what an
+   * envelope's `timestamp` says.
+   */
+  private async writePostgres(tx: Transaction, messages: readonly NewMessage[]): Promise<number> {
+    const { rows } = await tx.execute(
+      (this.postgresStatement ??= postgresStatement(this.db))({
+        ids: messages.map((m) => m.id),
+        eventTypes: messages.map((m) => m.eventType),
+        data: messages.map((m) => m.data),
+        enveloped: messages.map((m) => m.enveloped),
+        traceContexts: messages.map((m) => m.traceContext ?? null),
+      }),
+    );
+    // A count is a bigint, which pg gives as text.
+    return Number(rows[0].deliveries);
   }
 }
 
-type MessageValues = { id: string; eventType: string; payload: string; traceContext: string | null; now: number };
+/** PostgreSQL's statement of the write (see `writePostgres`), compiled once. */
+function postgresStatement(db: Kysely<Tables>) {
+  type Columns = {
+    ids: string[];
+    eventTypes: string[];
+    data: string[];
+    enveloped: boolean[];
+    traceContexts: (string | null)[];
+  };
+  return prepareQuery(({ ids, eventTypes, data, enveloped, traceContexts }: Columns) =>
+    sql<{ deliveries: string }>`
+      WITH outbox_endpoints AS (
+        SELECT id, event_types::jsonb AS event_types FROM webhook_endpoints WHERE NOT disabled),
+      outbox_messages AS (
+        INSERT INTO webhook_messages (id, event_type, payload, enveloped, trace_context, created_at)
+        SELECT m.id, m.event_type, m.payload, m.enveloped, m.trace_context,
+               date_trunc('milliseconds', statement_timestamp())
+        FROM unnest(${ids}::text[], ${eventTypes}::text[], ${data}::text[], ${enveloped}::boolean[],
+                    ${traceContexts}::text[])
+             AS m (id, event_type, payload, enveloped, trace_context)
+        WHERE EXISTS (SELECT 1 FROM outbox_endpoints e WHERE e.event_types @> jsonb_build_array(m.event_type))
+        RETURNING id, event_type, created_at),
+      outbox_deliveries AS (
+        INSERT INTO webhook_deliveries (message_id, endpoint_id, created_at)
+        SELECT m.id, e.id, m.created_at FROM outbox_messages m
+        JOIN outbox_endpoints e ON e.event_types @> jsonb_build_array(m.event_type)
+        RETURNING 1)
+      SELECT count(*) AS deliveries FROM outbox_deliveries`.compile(db),
+  );
+}
 
-/** SQLite's statements of the write, compiled once: the group commit runs them once per plant. */
+type MessageValues = {
+  id: string;
+  eventType: string;
+  data: string;
+  enveloped: number;
+  traceContext: string | null;
+  now: number;
+};
+
+/** SQLite's statements of the write, compiled once: the group commit runs them once per event. */
 function sqliteStatements(db: Kysely<Tables>) {
   return {
     enabled: db
@@ -83,10 +135,18 @@ function sqliteStatements(db: Kysely<Tables>) {
       .select(['id', 'event_types'])
       .where('disabled', '=', sql.lit(false))
       .compile(),
-    message: prepareQuery(({ id, eventType, payload, traceContext, now }: MessageValues) =>
+    message: prepareQuery(({ id, eventType, data, enveloped, traceContext, now }: MessageValues) =>
       db
         .insertInto('webhook_messages')
-        .values({ id, event_type: eventType, payload, trace_context: traceContext, created_at: now })
+        .values({
+          id,
+          event_type: eventType,
+          payload: data,
+          // 0 or 1: better-sqlite3 binds no boolean.
+          enveloped: sql<boolean>`${enveloped}`,
+          trace_context: traceContext,
+          created_at: now,
+        })
         .compile(),
     ),
     delivery: prepareQuery(({ messageId, endpointId, now }: { messageId: string; endpointId: string; now: number }) =>

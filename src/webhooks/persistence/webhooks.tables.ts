@@ -59,10 +59,13 @@ export interface WebhookMessagesTable {
   /** The `webhook-id`: one per event, the same for every endpoint. */
   id: string;
   event_type: string;
-  /** The exact body (text, so an int64 stays exact). */
+  /** The event's data, JSON text (so an int64 stays exact): the whole body of a bare message. */
   payload: string;
   trace_context: string | null;
+  /** When the event was written, on the store's clock in whole ms: an envelope's `timestamp`. */
   created_at: TimeColumn;
+  /** Sent in the Standard Webhooks envelope around `payload` (`webhookBody`), or bare. */
+  enveloped: FlagColumn;
 }
 
 export interface WebhookDeliveriesTable {

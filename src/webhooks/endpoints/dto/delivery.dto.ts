@@ -43,7 +43,10 @@ export class DeliveryDto {
   /** @example "plant.created" */
   @ApiProperty({ maxLength: 100 })
   eventType!: string;
-  /** The body as sent, its integers exact: the body of its event type's webhook (`plant.created`: a NewPlant). */
+  /**
+   * The body as sent, its integers exact: the body of its event type's webhook (`plant.created`: a
+   * NewPlant; any other type: the Standard Webhooks envelope, `{"type", "timestamp", "data"}`).
+   */
   @ApiProperty({ type: 'object', additionalProperties: true })
   payload!: unknown;
   @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] })
