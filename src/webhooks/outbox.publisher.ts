@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EventPublisher } from '../events/event-publisher';
 import { EventType } from '../events/event-type';
 import { Events } from '../events/events';
+import { documented, DocumentedEvent } from './event.webhook';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxStore } from './persistence/outbox.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
@@ -13,7 +14,7 @@ import { WebhookDispatcher } from './webhook.dispatcher';
  */
 @Injectable()
 export class OutboxPublisher extends EventPublisher {
-  private readonly types = new Map<string, EventType<never>>();
+  private readonly types = new Map<string, DocumentedEvent>();
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -26,12 +27,12 @@ export class OutboxPublisher extends EventPublisher {
     if (this.types.has(type.name)) {
       throw new Error(`The event type ${type.name} is published twice: bind its port once (publishes(…))`);
     }
-    this.types.set(type.name, type);
+    this.types.set(type.name, documented(type));
     return new OutboxWriter(this.outbox, () => this.dispatcher.wake(), type);
   }
 
-  /** The declared event types, in the order they were bound. */
-  declared(): readonly EventType<never>[] {
+  /** The declared event types, in the order they were bound, as the document shows them. */
+  declared(): readonly DocumentedEvent[] {
     return [...this.types.values()];
   }
 

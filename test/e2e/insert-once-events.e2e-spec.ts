@@ -37,7 +37,13 @@ const SEEDLING_CREATED: EventType<Seedling> = {
   name: 'seedling.created',
   port: SeedlingCreated,
   data: eventData,
-  webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', data: NewSeedlingDto },
+  webhook: {
+    name: 'newSeedling',
+    summary: 'A seedling was created',
+    description: 'Test only.',
+    data: NewSeedlingDto,
+    example: { id: 1n, name: 'Seedling' },
+  },
 };
 
 interface SeedlingRow {
