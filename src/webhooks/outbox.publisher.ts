@@ -6,6 +6,7 @@ import { documented, DocumentedEvent } from './event.webhook';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxStore } from './persistence/outbox.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
+import { DOCUMENTED_WEBHOOK_TEST } from './webhook-test-event';
 
 /**
  * The webhook feature's `EventPublisher`: an `OutboxWriter` for each event type a feature binds
@@ -31,12 +32,15 @@ export class OutboxPublisher extends EventPublisher {
     return new OutboxWriter(this.outbox, () => this.dispatcher.wake(), type);
   }
 
-  /** The declared event types, in the order they were bound, as the document shows them. */
+  /**
+   * The event types the document declares, as it shows them: those bound, in that order, then
+   * `webhook.test`, which this feature sends itself (`POST /webhooks/endpoints/{id}/test`).
+   */
   declared(): readonly DocumentedEvent[] {
-    return [...this.types.values()];
+    return [...this.types.values(), DOCUMENTED_WEBHOOK_TEST];
   }
 
-  /** The names of the declared event types. */
+  /** The names of the event types endpoints subscribe to: those bound (never `webhook.test`). */
   names(): string[] {
     return [...this.types.keys()];
   }

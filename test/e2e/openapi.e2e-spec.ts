@@ -227,6 +227,11 @@ describe('OpenAPI document (e2e)', () => {
       expect(examples).toEqual({
         newPlant: plant,
         plantDeleted: { type: 'plant.deleted', timestamp: '2026-11-29T07:11:32.123Z', data: plant },
+        webhookTest: {
+          type: 'webhook.test',
+          timestamp: '2026-11-29T07:11:32.123Z',
+          data: { endpointId: 'ep_019ab3c4d5e600002f4e1a9b7c3d' },
+        },
       });
     });
 
