@@ -28,5 +28,10 @@ export interface EventType<Data> {
     /** The model of the data (a DTO class, documented as a schema). */
     // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- @nestjs/swagger's own type for a model class.
     readonly data: Function;
+    /**
+     * An item whose event the document shows as its example, written by `data` (and the envelope) as it
+     * is sent. Its ids within 2^53, so no tool that reads the document rounds them.
+     */
+    readonly example: Data;
   };
 }

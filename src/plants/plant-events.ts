@@ -12,6 +12,9 @@ import { Plant } from './plant';
 export abstract class PlantCreated extends Events<Plant> {}
 export abstract class PlantDeleted extends Events<Plant> {}
 
+/** The plant of the document's examples: the NewPlant schema's own example. */
+const EXAMPLE_PLANT: Plant = { id: 10n, name: 'Monstera deliciosa', tag: 'tropical' };
+
 /** The new-plant event: its subscribers get the NewPlant exactly, as the specification's webhook does. */
 export const PLANT_CREATED: EventType<Plant> = {
   name: 'plant.created',
@@ -23,6 +26,7 @@ export const PLANT_CREATED: EventType<Plant> = {
     summary: 'A new plant was added to the store',
     description: 'Sent once per stored plant (a create that is not a replay), with the NewPlant as its body.',
     data: NewPlantDto,
+    example: EXAMPLE_PLANT,
   },
 };
 
@@ -38,5 +42,6 @@ export const PLANT_DELETED: EventType<Plant> = {
       'Sent once per `DELETE /plants/{id}` answered 204, with the plant as it was stored as its `data` ' +
       '(a 404 sends nothing). Endpoints receive it only when their `eventTypes` name it.',
     data: NewPlantDto,
+    example: EXAMPLE_PLANT,
   },
 };

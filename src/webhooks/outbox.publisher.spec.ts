@@ -4,10 +4,12 @@ import { EventPublisher } from '../events/event-publisher';
 import { EventType } from '../events/event-type';
 import { Events } from '../events/events';
 import { publishes, publishesNothing } from '../events/publishes';
+import { documented } from './event.webhook';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxPublisher } from './outbox.publisher';
 import { OutboxStore } from './persistence/outbox.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
+import { DOCUMENTED_WEBHOOK_TEST } from './webhook-test-event';
 
 interface Thing {
   id: bigint;
@@ -18,20 +20,24 @@ const THING_CREATED: EventType<Thing> = {
   name: 'thing.created',
   port: ThingCreated,
   data: (thing) => `{"id":${thing.id}}`,
-  webhook: { name: 'newThing', summary: 'A thing', description: 'Test.', data: ThingDto },
+  webhook: { name: 'newThing', summary: 'A thing', description: 'Test.', data: ThingDto, example: { id: 1n } },
 };
 
 describe('OutboxPublisher', () => {
   const publisher = () => new OutboxPublisher({} as OutboxStore, {} as WebhookDispatcher);
 
-  it('should bind a port with publishes(…) to an outbox writer, and declare its type', async () => {
+  it('should bind a port with publishes(…) to an outbox writer, and declare its type before webhook.test, which none subscribes to', async () => {
     const outbox = publisher();
     const moduleRef = await Test.createTestingModule({
       providers: [{ provide: EventPublisher, useValue: outbox }, publishes(THING_CREATED)],
     }).compile();
     expect(moduleRef.get(ThingCreated)).toBeInstanceOf(OutboxWriter);
     expect(outbox.names()).toEqual(['thing.created']);
-    expect(outbox.declared()).toEqual([THING_CREATED]);
+    expect(outbox.declared()).toEqual([documented(THING_CREATED), DOCUMENTED_WEBHOOK_TEST]);
+    expect(outbox.declared()[0]).toMatchObject({
+      exampleData: '{"id":1}',
+      recipients: expect.stringContaining('subscribed'),
+    });
   });
 
   it('should refuse an event type bound twice, naming it', () => {

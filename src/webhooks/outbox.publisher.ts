@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { EventPublisher } from '../events/event-publisher';
 import { EventType } from '../events/event-type';
 import { Events } from '../events/events';
+import { documented, DocumentedEvent } from './event.webhook';
 import { OutboxWriter } from './outbox.writer';
 import { OutboxStore } from './persistence/outbox.store';
 import { WebhookDispatcher } from './webhook.dispatcher';
+import { DOCUMENTED_WEBHOOK_TEST } from './webhook-test-event';
 
 /**
  * The webhook feature's `EventPublisher`: an `OutboxWriter` for each event type a feature binds
@@ -13,7 +15,7 @@ import { WebhookDispatcher } from './webhook.dispatcher';
  */
 @Injectable()
 export class OutboxPublisher extends EventPublisher {
-  private readonly types = new Map<string, EventType<never>>();
+  private readonly types = new Map<string, DocumentedEvent>();
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -26,16 +28,19 @@ export class OutboxPublisher extends EventPublisher {
     if (this.types.has(type.name)) {
       throw new Error(`The event type ${type.name} is published twice: bind its port once (publishes(…))`);
     }
-    this.types.set(type.name, type);
+    this.types.set(type.name, documented(type));
     return new OutboxWriter(this.outbox, () => this.dispatcher.wake(), type);
   }
 
-  /** The declared event types, in the order they were bound. */
-  declared(): readonly EventType<never>[] {
-    return [...this.types.values()];
+  /**
+   * The event types the document declares, as it shows them: those bound, in that order, then
+   * `webhook.test`, which this feature sends itself (`POST /webhooks/endpoints/{id}/test`).
+   */
+  declared(): readonly DocumentedEvent[] {
+    return [...this.types.values(), DOCUMENTED_WEBHOOK_TEST];
   }
 
-  /** The names of the declared event types. */
+  /** The names of the event types endpoints subscribe to: those bound (never `webhook.test`). */
   names(): string[] {
     return [...this.types.keys()];
   }

@@ -25,17 +25,25 @@ export class OutboxWriter<Data extends object> extends Events<Data> {
   async publish(tx: Transaction, items: readonly Data[]): Promise<void> {
     if (items.length === 0) return;
     // With no endpoint, creates and deletes cost the wake nothing.
-    if ((await this.outbox.write(tx, () => items.map((item) => this.messageOf(item)))) > 0) tx.afterCommit(this.wake);
+    const written = await this.outbox.write(tx, () => items.map((item) => newMessage(this.type, item)));
+    if (written > 0) tx.afterCommit(this.wake);
   }
+}
 
-  private messageOf(item: Data): NewMessage {
-    return {
-      id: `msg_${randomUUID().replaceAll('-', '')}`,
-      eventType: this.type.name,
-      data: this.type.data(item),
-      enveloped: this.type.bare !== true,
-      // The committing request's trace, so the delivery joins it on whichever instance sends it.
-      traceContext: traceCarrierOf(item),
-    };
-  }
+/**
+ * The outbox's message of one event of `type`: a new webhook-id (the same for every endpoint and on
+ * every attempt), the data as the type writes it, in the envelope unless the type is bare, and the
+ * trace of the request `item` came from, so the delivery joins it on whichever instance sends it.
+ */
+export function newMessage<Data extends object>(
+  type: Pick<EventType<Data>, 'name' | 'data' | 'bare'>,
+  item: Data,
+): NewMessage {
+  return {
+    id: `msg_${randomUUID().replaceAll('-', '')}`,
+    eventType: type.name,
+    data: type.data(item),
+    enveloped: type.bare !== true,
+    traceContext: traceCarrierOf(item),
+  };
 }

@@ -37,7 +37,13 @@ const SEEDLING_CREATED: EventType<Seedling> = {
   name: 'seedling.created',
   port: SeedlingCreated,
   data: eventData,
-  webhook: { name: 'newSeedling', summary: 'A seedling was created', description: 'Test only.', data: NewSeedlingDto },
+  webhook: {
+    name: 'newSeedling',
+    summary: 'A seedling was created',
+    description: 'Test only.',
+    data: NewSeedlingDto,
+    example: { id: 1n, name: 'Seedling' },
+  },
 };
 
 interface SeedlingRow {
@@ -141,7 +147,7 @@ describeOnEachStore('events of an InsertOnce resource (e2e on %s, receivers on 1
     const { webhooks } = document.body as {
       webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
     };
-    expect(Object.keys(webhooks)).toEqual(['newPlant', 'plantDeleted', 'newSeedling']);
+    expect(Object.keys(webhooks)).toEqual(['newPlant', 'plantDeleted', 'newSeedling', 'webhookTest']);
     // Its body as on the wire: the envelope, its type a constant, its data the New… model.
     expect(webhooks.newSeedling.post.requestBody.content['application/json'].schema).toMatchObject({
       required: ['type', 'timestamp', 'data'],

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv, { ValidateFunction } from 'ajv';
+import { Webhook } from 'standardwebhooks';
 import { createApiDocument } from '../../src/api-document';
 import { AppRoute, appRoutes } from '../support/app-routes';
 import { request } from '../support/http';
@@ -23,6 +24,7 @@ describe('OpenAPI document (e2e)', () => {
       validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
     });
     ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+    ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/);
     ajv.addSchema(served, 'openapi');
   });
   afterAll(() => server.destroy());
@@ -177,7 +179,12 @@ describe('OpenAPI document (e2e)', () => {
       const { post } = served.webhooks.newPlant;
       expect(post.requestBody).toEqual({
         required: true,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/NewPlant' },
+            example: { id: 10, name: 'Monstera deliciosa', tag: 'tropical' },
+          },
+        },
       });
       expect((post.parameters as Doc[]).map((p): unknown[] => [p.in, p.name, p.required])).toEqual([
         ['header', 'webhook-id', true],
@@ -187,6 +194,45 @@ describe('OpenAPI document (e2e)', () => {
       expect(Object.keys(post.responses)).toEqual(['200', '410']);
       // The webhook itself is not a route of the service.
       expect(served.paths['/newPlant']).toBeUndefined();
+    });
+
+    it('should show an example delivery of every webhook: its body as sent, valid, and signature headers that verify it', () => {
+      const examples: Record<string, unknown> = {};
+      for (const [name, { post }] of Object.entries(served.webhooks as Doc)) {
+        const { example } = post.requestBody.content['application/json'];
+        const valid = ajv.compile({
+          $ref: `openapi#/webhooks/${name}/post/requestBody/content/application~1json/schema`,
+        });
+        expect({ name, valid: valid(example), errors: valid.errors ?? null }).toEqual({
+          name,
+          valid: true,
+          errors: null,
+        });
+        const parameters = post.parameters as Doc[];
+        const headers = Object.fromEntries(parameters.map((header) => [header.name, header.schema.example]));
+        for (const header of parameters) expect(headers[header.name]).toMatch(new RegExp(header.schema.pattern));
+        // Signed with the secret its description names, at its webhook-timestamp, as the service signs a send.
+        const signature = parameters.find((header) => header.name === 'webhook-signature')!;
+        const secret = /`(whsec_[^`]+)`/.exec(signature.description)![1];
+        jest.spyOn(Date, 'now').mockReturnValue(Number(headers['webhook-timestamp']) * 1000);
+        try {
+          expect(new Webhook(secret).verify(JSON.stringify(example), headers)).toEqual(example);
+        } finally {
+          jest.restoreAllMocks();
+        }
+        examples[name] = example;
+      }
+      // Bare plant.created (the sample's NewPlant); every other type in the envelope, its type inside.
+      const plant = { id: 10, name: 'Monstera deliciosa', tag: 'tropical' };
+      expect(examples).toEqual({
+        newPlant: plant,
+        plantDeleted: { type: 'plant.deleted', timestamp: '2026-11-29T07:11:32.123Z', data: plant },
+        webhookTest: {
+          type: 'webhook.test',
+          timestamp: '2026-11-29T07:11:32.123Z',
+          data: { endpointId: 'ep_019ab3c4d5e600002f4e1a9b7c3d' },
+        },
+      });
     });
 
     it('should declare the health bodies: HealthCheck on 200, Error on 503', () => {

@@ -29,7 +29,13 @@ const THING_CREATED: EventType<Thing> = {
   name: 'thing.created',
   port: ThingCreated,
   data: (thing) => `{"id":${thing.id},"label":${JSON.stringify(thing.label)}}`,
-  webhook: { name: 'newThing', summary: 'A thing was made', description: 'Test only.', data: ThingDto },
+  webhook: {
+    name: 'newThing',
+    summary: 'A thing was made',
+    description: 'Test only.',
+    data: ThingDto,
+    example: { id: 1n, label: 'thing 1' },
+  },
 };
 
 /** Commits a thing's event as any write does: published in the transaction, the same call on either store. */

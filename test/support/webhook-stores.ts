@@ -37,11 +37,12 @@ export interface WebhookStores {
 }
 
 export function webhookStores(database: Database, column = secretsColumn()): WebhookStores {
+  const outbox = new SqlOutboxStore(database, database.kysely);
   return {
     endpoints: new SqlEndpointsStore(database, database.kysely, column),
-    outbox: new SqlOutboxStore(database, database.kysely),
+    outbox,
     queue: new SqlDispatchQueue(database, database.kysely, column),
-    log: new SqlDeliveryLog(database, database.kysely),
+    log: new SqlDeliveryLog(database, database.kysely, outbox),
   };
 }
 

@@ -289,6 +289,30 @@ export class EndpointsController {
   }
 
   /**
+   * Sends one `webhook.test` event (`{"type": "webhook.test", "timestamp", "data": {"endpointId"}}`) to
+   * this endpoint alone, whatever its `eventTypes`, to check its receiver before the first real event.
+   * It goes through the outbox like any event: signed with the endpoint's secrets, in its delivery log,
+   * retried on the schedule, resendable; and it counts toward the endpoint's health (a 410 disables it,
+   * failures slow its deliveries down).
+   */
+  @Post(':id/test')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiOperation({ operationId: 'testWebhookEndpoint', summary: 'Send a test event to an endpoint' })
+  @ApiEndpointId()
+  @ApiAcceptedResponse({ type: DeliveryDto, description: 'The delivery of the `webhook.test` event, pending.' })
+  @ApiErrorResponses({
+    ...COMMON,
+    404: NO_ENDPOINT,
+    409: [
+      'The endpoint is disabled, and a disabled endpoint receives nothing: enable it first (PATCH with `{"disabled": false}`).',
+      'Webhook endpoint ep_019ab3c4d5e6 is disabled and receives nothing: enable it first (PATCH /webhooks/endpoints/ep_019ab3c4d5e6 with {"disabled": false}), then send the test',
+    ],
+  })
+  async test(@Param('id') id: string): Promise<DeliveryDto> {
+    return toDeliveryDto(await this.endpoints.sendTest(id));
+  }
+
+  /**
    * Queues again every failed delivery of the endpoint created in [since, until), each with its whole
    * retry schedule ahead of it (its earlier attempts stay in its attempt log). Done in batches of 500,
    * each committed on its own, and answered when the last is: a repeated recover is safe, and queues

@@ -17,10 +17,13 @@ import { hostOf } from '../../logging/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
 import { plainHttpProblem } from '../../common/networks/plain-http';
 import { DeliveryPageQuery, DeliveryView } from '../deliveries';
-import { DeliveryLog } from '../persistence/delivery-log';
+import { DeliveryLog, EndpointDisabledError } from '../persistence/delivery-log';
 import { SecretsKeyError } from '../secrets/secrets-cipher';
 import { OutboxPublisher } from '../outbox.publisher';
+import { newMessage } from '../outbox.writer';
+import { rememberContext } from '../../platform/trace-context';
 import { WebhookDispatcher } from '../webhook.dispatcher';
+import { WEBHOOK_TEST, WebhookTest } from '../webhook-test-event';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';
 import { EndpointIds } from './endpoint-ids';
 import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from './endpoints.store';
@@ -190,6 +193,26 @@ export class EndpointsService implements OnModuleInit {
   }
 
   /**
+   * Commits one `webhook.test` event for this endpoint alone, whatever its event types, through the
+   * outbox like any event: its delivery, pending. 404 when there is no such endpoint; 409 while it is
+   * disabled, as the write itself finds it.
+   */
+  async sendTest(id: string): Promise<DeliveryView> {
+    const test: WebhookTest = { endpointId: id };
+    // The request's trace continues into the delivery, as a create's does.
+    rememberContext(test);
+    let delivery: DeliveryView | undefined;
+    try {
+      delivery = await this.deliveries.sendTo(id, newMessage(WEBHOOK_TEST, test));
+    } catch (error) {
+      throw disabled(error);
+    }
+    if (delivery === undefined) notFound(id);
+    this.dispatcher.wake();
+    return delivery;
+  }
+
+  /**
    * Answered once every batch has run, so `queued` is exact and durable; a shutdown stops it between
    * two batches (503: what is left stays failed, and a recover again queues it).
    */
@@ -233,8 +256,19 @@ export class EndpointsService implements OnModuleInit {
     return href;
   }
 
-  /** The event types as given, or a 400 naming the first one that no feature publishes, and those that are. */
+  /**
+   * The event types as given, or a 400: for `webhook.test`, which only a test send sends; else naming
+   * the first one that no feature publishes, and those that are.
+   */
   private checkedEventTypes(names: readonly string[]): readonly string[] {
+    if (names.includes(WEBHOOK_TEST.name)) {
+      throw withoutStack(
+        () =>
+          new BadRequestException(
+            `eventTypes holds "${WEBHOOK_TEST.name}", which no endpoint subscribes to: POST /webhooks/endpoints/{id}/test sends it to that endpoint alone`,
+          ),
+      );
+    }
     const declared = this.events.names();
     const unknown = names.find((name) => !declared.includes(name));
     if (unknown !== undefined) {
@@ -288,6 +322,18 @@ function unopened(id: string, error: unknown): unknown {
   if (!(error instanceof SecretsKeyError)) return error;
   return withoutStack(
     () => new ConflictException(`The stored secret of endpoint ${id} cannot be used: ${error.message}`),
+  );
+}
+
+/** 409 for a disabled endpoint, which receives nothing; other errors as they are. */
+function disabled(error: unknown): unknown {
+  if (!(error instanceof EndpointDisabledError)) return error;
+  const id = error.endpointId;
+  return withoutStack(
+    () =>
+      new ConflictException(
+        `Webhook endpoint ${id} is disabled and receives nothing: enable it first (PATCH /webhooks/endpoints/${id} with {"disabled": false}), then send the test`,
+      ),
   );
 }
 

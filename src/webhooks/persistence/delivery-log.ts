@@ -2,10 +2,18 @@ import {
   AttemptRecord,
   DeliveryPageQuery,
   DeliveryView,
+  NewMessage,
   RecoverCursor,
   RecoveredBatch,
   RecoverRange,
 } from '../deliveries';
+
+/** The endpoint is disabled: it receives nothing until it is enabled again. */
+export class EndpointDisabledError extends Error {
+  constructor(readonly endpointId: string) {
+    super(`Webhook endpoint ${endpointId} is disabled`);
+  }
+}
 
 /** The delivery log, as the admin API reads and acts on it: an endpoint's deliveries and their attempts. */
 export abstract class DeliveryLog {
@@ -17,6 +25,13 @@ export abstract class DeliveryLog {
     endpointId: string,
     webhookId: string,
   ): Promise<(DeliveryView & { attemptLog: AttemptRecord[] }) | undefined>;
+
+  /**
+   * Commits `message` for this endpoint alone, whatever its event types (a test send), through the
+   * outbox like any event, and resolves with its delivery, pending; undefined when there is no such
+   * endpoint. Rejects with an `EndpointDisabledError`, writing nothing, while it is disabled.
+   */
+  abstract sendTo(endpointId: string, message: NewMessage): Promise<DeliveryView | undefined>;
 
   /**
    * Makes a delivery pending with its next attempt now (same webhook-id) and the whole retry

@@ -6,12 +6,14 @@ import {
   AttemptRecord,
   DeliveryPageQuery,
   DeliveryView,
+  NewMessage,
   RecoverCursor,
   RecoveredBatch,
   RecoverRange,
 } from '../deliveries';
 import { webhookBody } from '../webhook-body';
-import { DeliveryLog } from './delivery-log';
+import { DeliveryLog, EndpointDisabledError } from './delivery-log';
+import { OutboxStore } from './outbox.store';
 import { msOf, StoreClock, storeClock } from './store-clock';
 import { flagOf } from './webhooks.tables';
 
@@ -26,6 +28,7 @@ export class SqlDeliveryLog implements DeliveryLog {
   constructor(
     private readonly database: Database,
     private readonly db: Kysely<Tables>,
+    private readonly outbox: OutboxStore,
   ) {
     this.clock = storeClock(database);
   }
@@ -60,6 +63,17 @@ export class SqlDeliveryLog implements DeliveryLog {
         .compile(),
     );
     return { ...toView(row), attemptLog: attempts.map(toAttempt) };
+  }
+
+  /** The outbox's write for one endpoint, then its delivery as the log shows it, in one transaction. */
+  sendTo(endpointId: string, message: NewMessage): Promise<DeliveryView | undefined> {
+    return this.database.transaction('send a webhook to one endpoint', async (tx) => {
+      const found = await this.outbox.writeTo(tx, endpointId, message);
+      if (found === 'none') return undefined;
+      if (found === 'disabled') throw new EndpointDisabledError(endpointId);
+      const [row] = (await tx.execute(this.one(endpointId, message.id))).rows;
+      return toView(row);
+    });
   }
 
   resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined> {

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { Database } from '../../database/database';
-import { prepareQuery } from '../../database/prepared-query';
+import { fixedText, prepareQuery } from '../../database/prepared-query';
 import { StatementResult, Transaction, TransactionOptions } from '../../database/transaction';
 import { Tables } from '../../database/tables';
 import { NewMessage } from '../deliveries';
-import { OutboxStore } from './outbox.store';
-import './webhooks.tables';
+import { EndpointFound, OutboxStore } from './outbox.store';
+import { flagOf } from './webhooks.tables';
 
 /**
  * What a change to which endpoints get events (a create, enable, reconcile or delete) takes with its
@@ -36,6 +36,12 @@ export class SqlOutboxStore implements OutboxStore {
 
   write(tx: Transaction, messages: () => readonly NewMessage[]): Promise<number> {
     return this.database.kind === 'sqlite' ? this.writeSqlite(tx, messages) : this.writePostgres(tx, messages());
+  }
+
+  writeTo(tx: Transaction, endpointId: string, message: NewMessage): Promise<EndpointFound> {
+    return this.database.kind === 'sqlite'
+      ? this.writeToSqlite(tx, endpointId, message)
+      : this.writeToPostgres(tx, endpointId, message);
   }
 
   /**
@@ -85,6 +91,60 @@ export class SqlOutboxStore implements OutboxStore {
     // A count is a bigint, which pg gives as text.
     return Number(rows[0].deliveries);
   }
+
+  /** The endpoint, then the message and its delivery if it is enabled, in the writer's `BEGIN IMMEDIATE`. */
+  private async writeToSqlite(tx: Transaction, endpointId: string, message: NewMessage): Promise<EndpointFound> {
+    const statements = (this.statements ??= sqliteStatements(this.db));
+    const run = <Row>(query: CompiledQuery<Row>) => tx.execute(query) as StatementResult<Row>;
+    const [endpoint] = run(statements.endpoint({ id: endpointId })).rows;
+    if (endpoint === undefined) return 'none';
+    if (flagOf(endpoint.disabled)) return 'disabled';
+    const { id, eventType, data, enveloped, traceContext } = message;
+    const now = Date.now();
+    run(
+      statements.message({
+        id,
+        eventType,
+        data,
+        enveloped: enveloped ? 1 : 0,
+        traceContext: traceContext ?? null,
+        now,
+      }),
+    );
+    run(statements.delivery({ messageId: id, endpointId, now }));
+    return 'enabled';
+  }
+
+  /**
+   * One statement, as `writePostgres`: the endpoint's row locked (`FOR SHARE`), then the message and
+   * its delivery only if it is enabled; it answers what it found. The lock makes a change of the row
+   * wait for this transaction, or this statement wait for that change and read the row as changed: so
+   * a write never lands beside a disable (the service's fails the pending deliveries it sees) nor after
+   * a delete (which also waits, on `OUTBOX_WRITES_DRAINED`). Endpoint row first, then the delivery: the
+   * lock order of every transaction that writes both.
+   */
+  private async writeToPostgres(tx: Transaction, endpointId: string, message: NewMessage): Promise<EndpointFound> {
+    const { id, eventType, data, enveloped, traceContext } = message;
+    const { rows } = await tx.execute(
+      fixedText(
+        sql<{ disabled: boolean | null }>`
+          WITH outbox_endpoint AS (
+            SELECT id, disabled FROM webhook_endpoints WHERE id = ${endpointId}::text FOR SHARE),
+          outbox_message AS (
+            INSERT INTO webhook_messages (id, event_type, payload, enveloped, trace_context, created_at)
+            SELECT ${id}::text, ${eventType}::text, ${data}::text, ${enveloped}::boolean, ${traceContext ?? null}::text,
+                   date_trunc('milliseconds', statement_timestamp())
+            FROM outbox_endpoint WHERE NOT disabled
+            RETURNING id, created_at),
+          outbox_delivery AS (
+            INSERT INTO webhook_deliveries (message_id, endpoint_id, created_at)
+            SELECT m.id, e.id, m.created_at FROM outbox_message m CROSS JOIN outbox_endpoint e)
+          SELECT (SELECT disabled FROM outbox_endpoint) AS disabled`.compile(this.db),
+      ),
+    );
+    const { disabled } = rows[0];
+    return disabled === null ? 'none' : disabled ? 'disabled' : 'enabled';
+  }
 }
 
 /** PostgreSQL's statement of the write (see `writePostgres`), compiled once. */
@@ -130,6 +190,9 @@ type MessageValues = {
 /** SQLite's statements of the write, compiled once: the group commit runs them once per event. */
 function sqliteStatements(db: Kysely<Tables>) {
   return {
+    endpoint: prepareQuery(({ id }: { id: string }) =>
+      db.selectFrom('webhook_endpoints').select('disabled').where('id', '=', id).compile(),
+    ),
     enabled: db
       .selectFrom('webhook_endpoints')
       .select(['id', 'event_types'])

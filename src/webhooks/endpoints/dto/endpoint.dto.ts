@@ -19,7 +19,7 @@ function WithoutNul(message: string): PropertyDecorator {
 }
 export const ENDPOINT_ID = /^ep_[0-9a-f]{1,64}$/;
 /** An endpoint id's schema: what ENDPOINT_ID accepts. */
-const ENDPOINT_ID_SCHEMA = { pattern: ENDPOINT_ID.source, maxLength: 67 } as const;
+export const ENDPOINT_ID_SCHEMA = { pattern: ENDPOINT_ID.source, maxLength: 67 } as const;
 /** A time as the service writes it (`Date.toISOString()`): RFC 3339, UTC, milliseconds. */
 export const TIMESTAMP_SCHEMA = { format: 'date-time', maxLength: 24 } as const;
 /** A signing secret: `whsec_` and the base64 of 24 to 64 bytes (`isSecret`). */
@@ -90,7 +90,7 @@ export class EndpointDto {
   description!: string;
   /** A disabled endpoint receives nothing; events committed meanwhile create no delivery for it. */
   disabled!: boolean;
-  /** The event types it gets deliveries of (the `webhooks` of this document); no other reaches it. */
+  /** The event types it gets deliveries of (the `webhooks` of this document); no other reaches it but a `webhook.test` sent to it. */
   @ApiProperty(EVENT_TYPES_PROPERTY)
   eventTypes!: string[];
   /** Why the service disabled it (no success for WEBHOOK_DISABLE_AFTER while failing); present only then. */
@@ -158,7 +158,7 @@ export class NewEndpointDto {
   @IsBoolean({ message: 'disabled must be true or false' })
   disabled?: boolean;
 
-  /** The event types it gets deliveries of, each one the service publishes (the `webhooks` of this document); `["plant.created"]` when absent. */
+  /** The event types it gets deliveries of, each one the service publishes (the `webhooks` of this document but `webhook.test`, which only `POST /webhooks/endpoints/{id}/test` sends); `["plant.created"]` when absent. */
   // The default is said in words only: a schema `default` makes client generators (openapi-typescript)
   // type the property as required in the request body.
   @ApiPropertyOptional(EVENT_TYPES_PROPERTY)
