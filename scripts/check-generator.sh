@@ -98,7 +98,7 @@ echo "check-generator: linted and tested at $((SECONDS - started)) s"
 # Its one line to publish events, turned on: it builds, the document declares one webhook more, the
 # resource's `<singular>.created` with its body in the envelope (its type a constant), and still lints
 # and equals the live one.
-webhooks_before=$(npm exec --silent -- node -p 'Object.keys(require("./openapi.json").webhooks ?? {}).length')
+webhooks_before=$(npm exec --silent -- node -p 'Object.keys(require("./openapi.json").webhooks ?? {}).join(",")')
 sed -i 's/{ enabled: false }/{ enabled: true }/' "src/$name/$name.module.ts"
 if ! grep -q '{ enabled: true }' "src/$name/$name.module.ts"; then
   echo "check-generator: src/$name/$name.module.ts has no \`publishes(…, { enabled: false })\` line to turn on" >&2
@@ -106,12 +106,12 @@ if ! grep -q '{ enabled: true }' "src/$name/$name.module.ts"; then
 fi
 npm run openapi
 WEBHOOKS_BEFORE=$webhooks_before npm exec -- node -e '
-  const webhooks = Object.values(require("./openapi.json").webhooks ?? {});
-  const added = webhooks.at(-1).post;
-  const type = added.requestBody.content["application/json"].schema.properties?.type?.const ?? "";
-  if (webhooks.length !== Number(process.env.WEBHOOKS_BEFORE) + 1 || !/^[a-z0-9-]+\.created$/.test(type) ||
-      !added.description.startsWith(`Event type \`${type}\``)) {
-    console.error("check-generator: with events on, the document should declare the resource'"'"'s webhook, its body the envelope of <singular>.created, after the others");
+  const webhooks = require("./openapi.json").webhooks ?? {};
+  const added = Object.keys(webhooks).filter((key) => !process.env.WEBHOOKS_BEFORE.split(",").includes(key));
+  const post = webhooks[added[0]]?.post;
+  const type = post?.requestBody.content["application/json"].schema.properties?.type?.const ?? "";
+  if (added.length !== 1 || !/^[a-z0-9-]+\.created$/.test(type) || !post.description.startsWith(`Event type \`${type}\``)) {
+    console.error("check-generator: with events on, the document should declare one webhook more, the resource'"'"'s, its body the envelope of <singular>.created");
     process.exit(1);
   }'
 echo "check-generator: built with events on at $((SECONDS - started)) s"
