@@ -1,4 +1,7 @@
 import { ArgumentMetadata, BadRequestException, Type } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Test } from '@nestjs/testing';
 import { RequestValidationPipe } from '../../src/validation/request-validation.pipe';
 
 /**
@@ -19,4 +22,16 @@ export function bodyValidation(mode: 'compiled' | 'stock', metatype: Type) {
     throw new Error('the body was accepted');
   };
   return { validate, messageFor };
+}
+
+/** The schema the OpenAPI document declares for `model` (a New… DTO), as `SwaggerModule` builds it for the service. */
+export async function documentedSchema(model: Type): Promise<unknown> {
+  const app = (await Test.createTestingModule({}).compile()).createNestApplication(new FastifyAdapter());
+  await app.init();
+  try {
+    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: [model] });
+    return document.components?.schemas?.[model.name];
+  } finally {
+    await app.close();
+  }
 }

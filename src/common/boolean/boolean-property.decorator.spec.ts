@@ -1,8 +1,4 @@
-import { INestApplication } from '@nestjs/common';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Test } from '@nestjs/testing';
-import { bodyValidation } from '../../../test/support/body-validation';
+import { bodyValidation, documentedSchema } from '../../../test/support/body-validation';
 import { BooleanProperty } from './boolean-property.decorator';
 
 class NewTask {
@@ -33,17 +29,9 @@ describe.each(['compiled', 'stock'] as const)('BooleanProperty with the %s pipe'
 });
 
 describe('BooleanProperty in the document', () => {
-  let app: INestApplication;
-
-  beforeAll(async () => {
-    app = (await Test.createTestingModule({}).compile()).createNestApplication(new FastifyAdapter());
-    await app.init();
-  });
-  afterAll(() => app.close());
-
-  it('should declare a boolean, and which fields are required', () => {
-    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: [NewTask] });
-    expect(document.components?.schemas?.NewTask).toEqual({
+  it('should declare a boolean, and which fields are required', async () => {
+    const schema = await documentedSchema(NewTask);
+    expect(schema).toEqual({
       type: 'object',
       properties: { done: { type: 'boolean' }, urgent: { type: 'boolean' } },
       required: ['done'],

@@ -1,8 +1,4 @@
-import { INestApplication } from '@nestjs/common';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Test } from '@nestjs/testing';
-import { bodyValidation } from '../../../test/support/body-validation';
+import { bodyValidation, documentedSchema } from '../../../test/support/body-validation';
 import { Int64Property } from './int64-property.decorator';
 
 // The required int64 (an id) is held by the TextProperty spec; this one holds the optional one.
@@ -37,18 +33,10 @@ describe.each(['compiled', 'stock'] as const)('Int64Property({ optional: true })
 });
 
 describe('Int64Property({ optional: true }) in the document', () => {
-  let app: INestApplication;
-
-  beforeAll(async () => {
-    app = (await Test.createTestingModule({}).compile()).createNestApplication(new FastifyAdapter());
-    await app.init();
-  });
-  afterAll(() => app.close());
-
-  it('should declare it as an int64 that is not required', () => {
-    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: [NewShelf] });
+  it('should declare it as an int64 that is not required', async () => {
+    const schema = await documentedSchema(NewShelf);
     const int64 = { type: 'integer', format: 'int64', minimum: -(2 ** 63), maximum: 2 ** 63 };
-    expect(document.components?.schemas?.NewShelf).toEqual({
+    expect(schema).toEqual({
       type: 'object',
       properties: { id: int64, stock: int64 },
       required: ['id'],

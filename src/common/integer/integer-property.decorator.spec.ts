@@ -1,8 +1,4 @@
-import { INestApplication } from '@nestjs/common';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Test } from '@nestjs/testing';
-import { bodyValidation } from '../../../test/support/body-validation';
+import { bodyValidation, documentedSchema } from '../../../test/support/body-validation';
 import { Int64Property } from '../int64/int64-property.decorator';
 import { IntegerProperty } from './integer-property.decorator';
 
@@ -63,17 +59,9 @@ describe('IntegerProperty', () => {
   });
 
   describe('in the document', () => {
-    let app: INestApplication;
-
-    beforeAll(async () => {
-      app = (await Test.createTestingModule({}).compile()).createNestApplication(new FastifyAdapter());
-      await app.init();
-    });
-    afterAll(() => app.close());
-
-    it('should declare an int32 with its bounds, and which fields are required', () => {
-      const document = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: [NewCrate] });
-      expect(document.components?.schemas?.NewCrate).toEqual({
+    it('should declare an int32 with its bounds, and which fields are required', async () => {
+      const schema = await documentedSchema(NewCrate);
+      expect(schema).toEqual({
         type: 'object',
         properties: {
           id: { type: 'integer', format: 'int64', minimum: -(2 ** 63), maximum: 2 ** 63 },

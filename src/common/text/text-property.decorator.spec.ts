@@ -1,8 +1,4 @@
-import { INestApplication } from '@nestjs/common';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Test } from '@nestjs/testing';
-import { bodyValidation } from '../../../test/support/body-validation';
+import { bodyValidation, documentedSchema } from '../../../test/support/body-validation';
 import { Int64Property } from '../int64/int64-property.decorator';
 import { TextProperty } from './text-property.decorator';
 
@@ -48,17 +44,9 @@ describe.each(['compiled', 'stock'] as const)('Int64Property and TextProperty wi
 });
 
 describe('Int64Property and TextProperty in the document', () => {
-  let app: INestApplication;
-
-  beforeAll(async () => {
-    app = (await Test.createTestingModule({}).compile()).createNestApplication(new FastifyAdapter());
-    await app.init();
-  });
-  afterAll(() => app.close());
-
-  it('should declare the type, the bounds, the pattern and which fields are required', () => {
-    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: [NewWidget] });
-    expect(document.components?.schemas?.NewWidget).toEqual({
+  it('should declare the type, the bounds, the pattern and which fields are required', async () => {
+    const schema = await documentedSchema(NewWidget);
+    expect(schema).toEqual({
       type: 'object',
       properties: {
         id: { type: 'integer', format: 'int64', minimum: -(2 ** 63), maximum: 2 ** 63 },
