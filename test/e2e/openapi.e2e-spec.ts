@@ -224,7 +224,16 @@ describe('OpenAPI document (e2e)', () => {
       }
       // Bare plant.created (the sample's NewPlant); every other type in the envelope, its type inside.
       const plant = { id: 10, name: 'Monstera deliciosa', tag: 'tropical' };
-      expect(examples).toEqual({
+      const { newPlant, plantDeleted, webhookTest, ...generated } = examples;
+      // A generated resource's events (when it publishes them): each in the envelope, its own type inside.
+      for (const example of Object.values(generated)) {
+        expect(example).toEqual({
+          type: expect.stringMatching(/^[a-z0-9-]+\.(created|deleted)$/),
+          timestamp: '2026-11-29T07:11:32.123Z',
+          data: expect.objectContaining({ id: 10 }),
+        });
+      }
+      expect({ newPlant, plantDeleted, webhookTest }).toEqual({
         newPlant: plant,
         plantDeleted: { type: 'plant.deleted', timestamp: '2026-11-29T07:11:32.123Z', data: plant },
         webhookTest: {
