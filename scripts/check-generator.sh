@@ -95,9 +95,9 @@ lint_beside_tests lint_generated "src/$name/" "test/$name-repository.spec.ts" "t
   test/e2e/openapi.e2e-spec.ts test/migrations.spec.ts test/e2e/typed-client.e2e-spec.ts test/e2e/shared-kernel.e2e-spec.ts
 echo "check-generator: linted and tested at $((SECONDS - started)) s"
 
-# Its one line to publish events, turned on: it builds, the document declares one webhook more, the
-# resource's `<singular>.created` with its body in the envelope (its type a constant), and still lints
-# and equals the live one.
+# Its lines to publish events, turned on: it builds, the document declares two webhooks more, the
+# resource's `<singular>.created` and `<singular>.deleted` with their bodies in the envelope (the type a
+# constant), and still lints and equals the live one.
 webhooks_before=$(npm exec --silent -- node -p 'Object.keys(require("./openapi.json").webhooks ?? {}).join(",")')
 sed -i 's/{ enabled: false }/{ enabled: true }/' "src/$name/$name.module.ts"
 if ! grep -q '{ enabled: true }' "src/$name/$name.module.ts"; then
@@ -108,10 +108,13 @@ npm run openapi
 WEBHOOKS_BEFORE=$webhooks_before npm exec -- node -e '
   const webhooks = require("./openapi.json").webhooks ?? {};
   const added = Object.keys(webhooks).filter((key) => !process.env.WEBHOOKS_BEFORE.split(",").includes(key));
-  const post = webhooks[added[0]]?.post;
-  const type = post?.requestBody.content["application/json"].schema.properties?.type?.const ?? "";
-  if (added.length !== 1 || !/^[a-z0-9-]+\.created$/.test(type) || !post.description.startsWith(`Event type \`${type}\``)) {
-    console.error("check-generator: with events on, the document should declare one webhook more, the resource'"'"'s, its body the envelope of <singular>.created");
+  const types = added.map((key) => {
+    const post = webhooks[key].post;
+    const type = post.requestBody.content["application/json"].schema.properties?.type?.const ?? "";
+    return post.description.startsWith(`Event type \`${type}\``) ? type.replace(/^[a-z0-9-]+\./, "<singular>.") : `${key}: no envelope`;
+  });
+  if (types.sort().join(" ") !== "<singular>.created <singular>.deleted") {
+    console.error(`check-generator: with events on, the document should declare two webhooks more, the resource'"'"'s <singular>.created and <singular>.deleted in the envelope; it added: ${types.join(", ") || "none"}`);
     process.exit(1);
   }'
 echo "check-generator: built with events on at $((SECONDS - started)) s"
