@@ -14,7 +14,7 @@ export type ModuleImport = NonNullable<DynamicModule['imports']>[number];
 
 export const TEST_TOKEN = 'test-token-0123456789';
 /** The METRICS_TOKENS of every test app unless a test says otherwise: a scrape job's token, for `/metrics` only. */
-export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789abcdef';
 /**
  * The WEBHOOK_SECRETS_KEY of tests on PostgreSQL, where an admin credential requires one (on SQLite
  * outside production the service makes its own in DATA_DIR). A test's own value, '' for none, wins.
