@@ -131,6 +131,30 @@ describeOnEachDatabase('InsertOnce on %s', PLANTS_MIGRATIONS, (database, reopen)
       expect(deleted.committed).toEqual([['77 Fern']]);
     });
 
+    it('should publish a batch’s events in the order of its writes (SQLite, where one batch holds both)', async () => {
+      if (database().kind !== 'sqlite') return; // PostgreSQL commits a turn's creates and deletes apart
+      const order: string[] = [];
+      const recording = (kind: string): EventsPort<Named> => ({
+        publish: async (_tx, items) => void order.push(...items.map((item) => `${kind} ${item.name}`)),
+      });
+      const plants = namedPlants(database(), {
+        created: recording('created'),
+        deleted: recording('deleted'),
+        groupCommit,
+      });
+      await plants.create({ id: 66n, name: 'Fern' });
+      order.length = 0;
+      // One turn: with the group commit, one batch.
+      await Promise.all([
+        plants.delete(66n),
+        plants.create({ id: 66n, name: 'Palm' }),
+        plants.delete(66n),
+        plants.create({ id: 66n, name: 'Moss' }),
+      ]);
+      expect(order).toEqual(['deleted Fern', 'created Palm', 'deleted Palm', 'created Moss']);
+      expect(await names(66n)).toEqual(['Moss']);
+    });
+
     it('should roll the delete back when its event cannot be written, and let the error through', async () => {
       const failing: EventsPort<Named> = {
         publish: async (tx) => void (await tx.execute(sql`SELECT id FROM no_such_table`.compile(database().kysely))),

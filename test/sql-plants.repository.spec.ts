@@ -200,10 +200,11 @@ describe('SqlPlantsRepository on SQLite', () => {
         { plant: { id: 7n, name: 'second' }, created: true },
       ]);
       await expect(repository.get(7n)).resolves.toEqual({ id: 7n, name: 'second' });
-      // Create, delete and create of one id: three events, in one transaction.
-      expect(hook.transactions).toEqual([[7n, 7n]]);
+      // Create, delete and create of one id: three events, published in the writes' order (a run of
+      // creates or of deletes a call) in the batch's one transaction, all after its commit.
+      expect(hook.transactions).toEqual([[7n], [7n]]);
       expect(deletes.transactions).toEqual([[7n]]);
-      expect([hook.commits, deletes.commits]).toEqual([1, 1]);
+      expect([hook.commits, deletes.commits]).toEqual([2, 1]);
     });
 
     it('should fail only the write whose statement failed, and store the others', async () => {

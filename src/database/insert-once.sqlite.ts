@@ -1,6 +1,6 @@
 import { SpanKind, trace } from '@opentelemetry/api';
 import { contextOf, inSpan, passContext } from '../platform/trace-context';
-import { Keyed, Outcome, StoredRow, TableOnStore, Write } from './insert-once';
+import { EventsPort, Keyed, Outcome, StoredRow, TableOnStore, Write } from './insert-once';
 import { sqliteFailure } from './sqlite-errors';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
@@ -44,9 +44,9 @@ export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
 }
 
 /**
- * The writes in order, then their events: every statement runs at once inside the transaction, so no
- * other connection comes between an insert and its read, and an event exists exactly when its row
- * was inserted or deleted.
+ * The writes in order, then their events, in the same order (each run of creates or of deletes one
+ * publish): every statement runs at once inside the transaction, so no other connection comes between
+ * an insert and its read, and an event exists exactly when its row was inserted or deleted.
  */
 async function apply<Value extends Keyed, Row extends Keyed>(
   { table, columns, queries, fromStored }: TableOnStore<Value, Row>,
@@ -55,25 +55,28 @@ async function apply<Value extends Keyed, Row extends Keyed>(
 ): Promise<Outcome<Value>[]> {
   const run = <R>(query: Parameters<Transaction['execute']>[0]) => tx.execute(query) as StatementResult<R>;
   const { toRow, same, conflict } = table;
-  const created: Value[] = [];
-  const deleted: Value[] = [];
+  const runs: { port?: EventsPort<Value>; items: Value[] }[] = [];
+  const changed = (port: EventsPort<Value> | undefined, item: Value) => {
+    const last = runs.at(-1);
+    if (last !== undefined && last.port === port) last.items.push(item);
+    else runs.push({ port, items: [item] });
+  };
   const outcomes = writes.map((write): Outcome<Value> => {
     if ('remove' in write) {
       // SQLite runs DELETE … RETURNING as a reader: what it returns says whether a row went, not affectedRows.
       const [row] = run<StoredRow>(queries.remove({ id: write.remove })).rows;
       if (row === undefined) return false;
-      deleted.push(passContext(write, fromStored(row)));
+      changed(table.deleted, passContext(write, fromStored(row)));
       return true;
     }
     const value = write.create;
     if (run(queries.insert(columns.stored(toRow(value)))).affectedRows === 1) {
-      created.push(value);
+      changed(table.created, value);
       return { value, created: true };
     }
     const stored = fromStored(run<StoredRow>(queries.byId({ id: value.id })).rows[0]);
     return same(stored, value) ? { value: stored, created: false } : conflict(value);
   });
-  if (created.length > 0) await table.created?.publish(tx, created);
-  if (deleted.length > 0) await table.deleted?.publish(tx, deleted);
+  for (const { port, items } of runs) await port?.publish(tx, items);
   return outcomes;
 }
