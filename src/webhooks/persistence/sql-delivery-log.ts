@@ -66,14 +66,17 @@ export class SqlDeliveryLog implements DeliveryLog {
   }
 
   /** The outbox's write for one endpoint, then its delivery as the log shows it, in one transaction. */
-  sendTo(endpointId: string, message: NewMessage): Promise<DeliveryView | undefined> {
-    return this.database.transaction('send a webhook to one endpoint', async (tx) => {
+  async sendTo(endpointId: string, message: NewMessage): Promise<DeliveryView | undefined> {
+    // A disabled endpoint is answered after the transaction ends, nothing written: an error thrown inside
+    // it would cost PostgreSQL its pooled connection (a failed transaction's connection is destroyed).
+    const sent = await this.database.transaction('send a webhook to one endpoint', async (tx) => {
       const found = await this.outbox.writeTo(tx, endpointId, message);
-      if (found === 'none') return undefined;
-      if (found === 'disabled') throw new EndpointDisabledError(endpointId);
+      if (found !== 'enabled') return found;
       const [row] = (await tx.execute(this.one(endpointId, message.id))).rows;
       return toView(row);
     });
+    if (sent === 'disabled') throw new EndpointDisabledError(endpointId);
+    return sent === 'none' ? undefined : sent;
   }
 
   resend(endpointId: string, webhookId: string): Promise<DeliveryView | undefined> {
