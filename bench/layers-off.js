@@ -73,7 +73,7 @@ setup.createFastifyAdapter = function (...args) {
         });
       }
       if (!id) {
-        const { API_SECURITY_HEADERS } = load('platform/security-headers.js');
+        const { API_SECURITY_HEADERS } = load('http/security-headers.js');
         return addHook.call(this, name, (_request, reply, done) => {
           void reply.headers(API_SECURITY_HEADERS);
           done();

@@ -1,6 +1,6 @@
 import { Migration } from './database/migration';
 import { PLANTS_MIGRATIONS } from './plants/persistence/plants.migrations';
-import { WEBHOOK_MIGRATIONS } from './webhooks/webhooks.migrations';
+import { WEBHOOK_MIGRATIONS } from './webhooks/persistence/webhooks.migrations';
 
 /**
  * The migration registry: every feature's steps, handed to `DatabaseModule` by `AppModule`. A new

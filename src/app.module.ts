@@ -6,15 +6,15 @@ import { APP_MIGRATIONS } from './app.migrations';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
-import { AllExceptionsFilter } from './errors/all-exceptions.filter';
-import { DatabaseErrorsMetrics } from './errors/database-errors.metrics';
+import { AllExceptionsFilter } from './error-responses/all-exceptions.filter';
+import { DatabaseErrorsMetrics } from './error-responses/database-errors.metrics';
 import { HealthModule } from './health/health.module';
 import { RequestValidationPipe } from './validation/request-validation.pipe';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PlantsModule } from './plants/plants.module';
-import { CountersModule } from './counters/counters.module';
+import { LimitStorageModule } from './limit-storage/limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -39,7 +39,7 @@ export class AppModule {
         AuthModule,
         PlantsModule.register(webhooks),
         HealthModule,
-        CountersModule,
+        LimitStorageModule,
         RateLimitModule.forRoot(config.rateLimit),
       ],
       providers: [

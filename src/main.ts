@@ -1,5 +1,5 @@
 // First: tracing, when on, must patch http, pg, undici and Fastify before anything loads them.
-import { shutdownTracing } from './tracing';
+import { shutdownTracing } from './tracing/tracing';
 import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';

@@ -14,7 +14,7 @@ import { EndpointLimitError, EndpointsStore, EndpointUrlTakenError } from '../sr
 import { isSealed, SecretsCipher, SecretsKeyError } from '../src/webhooks/secrets/secrets-cipher';
 import { CONFIGURED_SECRETS, SecretsColumn } from '../src/webhooks/secrets/secrets-column';
 import { SqlEndpointsStore } from '../src/webhooks/persistence/sql-endpoints.store';
-import { WEBHOOK_MIGRATIONS } from '../src/webhooks/webhooks.migrations';
+import { WEBHOOK_MIGRATIONS } from '../src/webhooks/persistence/webhooks.migrations';
 import { sealInFirstForm } from './support/first-form-seal';
 import { createTestSchema, describeOnEachStore, TestSchema } from './support/postgres';
 

@@ -1,5 +1,6 @@
 import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
-import { InsertOnce, InsertOnceTable } from '../src/database/insert-once';
+import { InsertOnce } from '../src/database/insert-once';
+import { InsertOnceTable } from '../src/database/insert-once-table';
 import { Migration } from '../src/database/migration';
 import { describeOnEachDatabase } from './support/stores';
 

@@ -9,7 +9,7 @@ import { inNameOrder, Migration, MIGRATION_NAME } from '../src/database/migratio
 import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqliteDatabase } from '../src/database/sqlite-database';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
-import { WEBHOOK_MIGRATIONS } from '../src/webhooks/webhooks.migrations';
+import { WEBHOOK_MIGRATIONS } from '../src/webhooks/persistence/webhooks.migrations';
 import { request } from './support/http';
 import { createTestSchema, describeOnEachStore, TestSchema } from './support/postgres';
 import { createTestApp } from './support/test-app';

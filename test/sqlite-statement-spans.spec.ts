@@ -12,8 +12,8 @@ type SqliteModule = typeof SqliteStore;
 type MigrationsModule = typeof PlantsMigrations;
 
 // The statement spans of the SQLite store, seen through an in-memory exporter. Tracing is decided once,
-// when `trace-context.ts` is loaded (from the OTEL_* variables, as `src/tracing.ts` decides to start the
-// SDK), so this file asks for it before it loads the store, and registers the SDK pieces `src/tracing.ts`
+// when `trace-context.ts` is loaded (from the OTEL_* variables, as `src/tracing/tracing.ts` decides to start the
+// SDK), so this file asks for it before it loads the store, and registers the SDK pieces `src/tracing/tracing.ts`
 // would: the AsyncLocalStorage context manager and a global tracer provider. Its sampler is AlwaysOn,
 // not parent-based: a span the store made under an unsampled parent would then be recorded and seen.
 describe('SqliteDatabase statement spans (tracing on)', () => {

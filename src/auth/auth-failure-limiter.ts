@@ -1,7 +1,7 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { RateLimitStorage } from '../counters/rate-limit.storage';
-import { WindowCount } from '../counters/window-counter';
+import { RateLimitStorage } from '../limit-storage/rate-limit.storage';
+import { WindowCount } from '../limit-storage/window-counter';
 import { clientNetwork } from './client-network';
 import { Refusal } from './refusal';
 

@@ -3,8 +3,8 @@ import { OpenAPIObject } from '@nestjs/swagger';
 import { AccessTokenVerifier } from './access-token.verifier';
 import { PublicRouteConfig } from './public.decorator';
 import { answerRefusal, Refusal } from './refusal';
-import { hasBody } from '../platform/early-answer-drain';
-import { documentedOperation } from '../openapi/openapi-document';
+import { hasBody } from '../http/early-answer-drain';
+import { documentedOperation } from '../common/openapi/documented-operation';
 
 /**
  * Authentication before Nest, in Fastify's hooks, with the same check as `BearerAuthGuard`.

@@ -7,14 +7,14 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import { AppConfig } from '../config/app-config';
 import { loadConfig } from '../config/load-config';
 import { Registry } from 'prom-client';
-import { RateLimitStorage } from '../counters/rate-limit.storage';
+import { RateLimitStorage } from '../limit-storage/rate-limit.storage';
 import { AccessTokenVerifier } from './access-token.verifier';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { InvalidCredentialsException } from './invalid-credentials.exception';
 import { Public } from './public.decorator';
 import { AdminOnly, InsufficientScopeException } from './admin-only.decorator';
-import { onCallerTrusted } from '../platform/trace-context';
+import { onCallerTrusted } from '../tracing/trace-context';
 
 @Controller()
 class ExampleController {

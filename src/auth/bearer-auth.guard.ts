@@ -5,7 +5,7 @@ import { AccessTokenVerifier } from './access-token.verifier';
 import { IS_PUBLIC_KEY } from './public.decorator';
 import { ADMIN_ONLY_KEY, InsufficientScopeException } from './admin-only.decorator';
 import { withoutStack } from '../common/errors/without-stack';
-import { callerTrusted } from '../platform/trace-context';
+import { callerTrusted } from '../tracing/trace-context';
 
 /** Global guard: every route needs a valid bearer token unless its handler is `@Public()`, and the admin permission under `@AdminOnly()`. */
 @Injectable()

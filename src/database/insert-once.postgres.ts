@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { passContext } from '../platform/trace-context';
-import { Inserted, Keyed, Outcome, Removal, StoredRow, TableOnStore, Write } from './insert-once';
+import { passContext } from '../tracing/trace-context';
+import { Inserted, Keyed, Outcome, Removal, StoredRow, TableOnStore, Write } from './insert-once-table';
 import { fixedText } from './prepared-query';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';

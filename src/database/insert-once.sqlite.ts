@@ -1,6 +1,6 @@
 import { SpanKind, trace } from '@opentelemetry/api';
-import { contextOf, inSpan, passContext } from '../platform/trace-context';
-import { EventsPort, Keyed, Outcome, StoredRow, TableOnStore, Write } from './insert-once';
+import { contextOf, inSpan, passContext } from '../tracing/trace-context';
+import { EventsPort, Keyed, Outcome, StoredRow, TableOnStore, Write } from './insert-once-table';
 import { sqliteFailure } from './sqlite-errors';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';

@@ -6,7 +6,7 @@ import { SpanKind } from '@opentelemetry/api';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { ConfigError } from '../config/config.error';
-import { inSpan, sampledSpanActive } from '../platform/trace-context';
+import { inSpan, sampledSpanActive } from '../tracing/trace-context';
 import { Database } from './database';
 import { driverError, isDriverError } from './driver-errors';
 import { migrationSqliteDialect, sharedSqliteDialect, SqliteRowLocksPlugin } from './kysely-sqlite';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { Database } from '../database/database';
-import { SharedResult } from '../platform/shared-result';
+import { SharedResult } from '../http/shared-result';
 
 /** How long one answer of the database serves every readiness probe. */
 const PING_SHARED_MS = 1000;

@@ -1,7 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { Logger } from 'pino';
 import { LogConfig } from '../config/app-config';
-import { routeTemplateOf } from '../platform/route-template';
+import { routeTemplateOf } from '../http/route-template';
 
 /**
  * One line per answered request that LOG_REQUESTS chooses: its id, method, URL, route template,

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
-import { spanTally, tracingOn } from '../platform/trace-context';
+import { spanTally, tracingOn } from '../tracing/trace-context';
 
 /**
  * The service's Prometheus registry, one per app (so tests and apps do not share one), with Node's

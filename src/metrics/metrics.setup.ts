@@ -2,7 +2,7 @@ import { createServer, Server } from 'node:http';
 import { FastifyInstance } from 'fastify';
 import { AppConfig } from '../config/app-config';
 import { ConfigError } from '../config/config.error';
-import { routeTemplateOf } from '../platform/route-template';
+import { routeTemplateOf } from '../http/route-template';
 import { MetricsService } from './metrics.service';
 
 /**

@@ -1,5 +1,5 @@
 import { OpenAPIObject, OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger';
-import { MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from '../errors/connection-errors';
+import { MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from '../error-responses/connection-errors';
 
 /**
  * What the service adds to every answer of every operation, declared once here rather than by each

@@ -4,7 +4,7 @@ import { getOptionsToken, getStorageToken, ThrottlerModuleOptions } from '@nestj
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitConfig } from '../config/app-config';
 import { PrincipalThrottlerGuard } from './principal-throttler.guard';
-import { RateLimitStorage } from '../counters/rate-limit.storage';
+import { RateLimitStorage } from '../limit-storage/rate-limit.storage';
 
 /**
  * RATE_LIMIT_PER_MINUTE requests per principal (all operations together); 429 with Retry-After
@@ -22,7 +22,7 @@ export class RateLimitModule {
       imports: [AuthModule],
       providers: [
         { provide: getOptionsToken(), inject: [RateLimitConfig], useFactory: throttlerOptions },
-        // The counters are CountersModule's (global), shared with the failed-authentication limit.
+        // The counters are LimitStorageModule's (global), shared with the failed-authentication limit.
         { provide: getStorageToken(), useExisting: RateLimitStorage },
         // Registered after the bearer guard (AppModule's APP_GUARD), so it sees the verified principal.
         { provide: APP_GUARD, useClass: PrincipalThrottlerGuard },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Transaction } from '../database/transaction';
 import { Events } from '../events/events';
 import { EventType } from '../events/event-type';
-import { traceCarrierOf } from '../platform/trace-context';
+import { traceCarrierOf } from '../tracing/trace-context';
 import { NewMessage } from './deliveries';
 import { OutboxStore } from './persistence/outbox.store';
 

@@ -5,7 +5,7 @@ import { WebhookConfig } from '../config/app-config';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
 import { hostOf, originAttributes } from '../logging/host-of';
-import { contextFromCarrier, inSpan } from '../platform/trace-context';
+import { contextFromCarrier, inSpan } from '../tracing/trace-context';
 import { attemptResult, THROTTLE_AFTER_SIGNALS } from './dispatch-policy';
 import { ClaimedDelivery, Recorded, RecordedResult } from './deliveries';
 import { DispatchQueue } from './persistence/dispatch-queue';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { SharedResult } from '../platform/shared-result';
+import { SharedResult } from '../http/shared-result';
 import { DispatchQueue } from './persistence/dispatch-queue';
 import { AttemptOutcome } from './webhook.sender';
 

@@ -16,7 +16,7 @@ import { SqlDeliveryLog } from '../../src/webhooks/persistence/sql-delivery-log'
 import { SqlDispatchQueue } from '../../src/webhooks/persistence/sql-dispatch-queue';
 import { SqlOutboxStore } from '../../src/webhooks/persistence/sql-outbox.store';
 import { SqlEndpointsStore } from '../../src/webhooks/persistence/sql-endpoints.store';
-import { WEBHOOK_MIGRATIONS } from '../../src/webhooks/webhooks.migrations';
+import { WEBHOOK_MIGRATIONS } from '../../src/webhooks/persistence/webhooks.migrations';
 import { useFreshDatabase } from './stores';
 
 const MIGRATIONS = [...PLANTS_MIGRATIONS, ...WEBHOOK_MIGRATIONS];

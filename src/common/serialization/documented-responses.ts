@@ -1,6 +1,6 @@
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { OpenAPIObject } from '@nestjs/swagger';
-import { documentedOperation } from '../../openapi/openapi-document';
+import { documentedOperation } from '../openapi/documented-operation';
 
 type JsonSchema = Record<string, unknown>;
 

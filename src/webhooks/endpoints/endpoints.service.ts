@@ -21,7 +21,7 @@ import { DeliveryLog, EndpointDisabledError } from '../persistence/delivery-log'
 import { SecretsKeyError } from '../secrets/secrets-cipher';
 import { OutboxPublisher } from '../outbox.publisher';
 import { newMessage } from '../outbox.writer';
-import { rememberContext } from '../../platform/trace-context';
+import { rememberContext } from '../../tracing/trace-context';
 import { WebhookDispatcher } from '../webhook.dispatcher';
 import { WEBHOOK_TEST, WebhookTest } from '../webhook-test-event';
 import { Endpoint, EndpointChanges, rotated, SigningSecret } from './endpoint';

@@ -21,7 +21,7 @@ const remembered = new WeakMap<object, Context>();
 
 /**
  * Whether the environment asks for tracing: `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces variant),
- * or `OTEL_TRACES_EXPORTER` other than `none`. `src/tracing.ts` starts the SDK on the same answer.
+ * or `OTEL_TRACES_EXPORTER` other than `none`. `src/tracing/tracing.ts` starts the SDK on the same answer.
  */
 export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   const exporter = env.OTEL_TRACES_EXPORTER;
@@ -42,7 +42,7 @@ export const spanTally: SpanTally = { exported: 0, dropped: 0, failed: 0 };
 /** Read once: with tracing off, the helpers below do nothing at all on the hot paths. */
 const TRACING = tracingRequested(process.env);
 
-/** Whether this process traces (the SDK was started: `src/tracing.ts` asks the same question). */
+/** Whether this process traces (the SDK was started: `src/tracing/tracing.ts` asks the same question). */
 export function tracingOn(): boolean {
   return TRACING;
 }

@@ -1,4 +1,4 @@
-import { Migration } from '../database/migration';
+import { Migration } from '../../database/migration';
 
 /**
  * The webhook feature's steps of the schema (see `Migration` for the names). The first was one row

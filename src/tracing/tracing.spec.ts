@@ -1,4 +1,4 @@
-import { tracingRequested } from './platform/trace-context';
+import { tracingRequested } from './trace-context';
 import { originOnly } from './tracing';
 
 describe('tracingRequested', () => {

@@ -14,7 +14,7 @@ import {
 import { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { performance } from 'node:perf_hooks';
 import { CallerPending } from './caller-pending';
-import { routeTemplateOf } from './route-template';
+import { routeTemplateOf } from '../http/route-template';
 import { SamplingFirst } from './sampling-first';
 import { onCallerTrusted } from './trace-context';
 

@@ -31,12 +31,12 @@ import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as Resources from '@opentelemetry/resources';
 import * as TraceSdk from '@opentelemetry/sdk-trace';
 import { FastifyInstance } from 'fastify';
-import { originOf } from './logging/host-of';
-import * as RequestSpans from './platform/request-spans';
-import * as SamplerFromEnv from './platform/sampler-from-env';
-import * as SamplingFirstModule from './platform/sampling-first';
-import * as SpanPipeline from './platform/span-pipeline';
-import { SpanTally, spanTally, tracingRequested } from './platform/trace-context';
+import { originOf } from '../logging/host-of';
+import * as RequestSpans from './request-spans';
+import * as SamplerFromEnv from './sampler-from-env';
+import * as SamplingFirstModule from './sampling-first';
+import * as SpanPipeline from './span-pipeline';
+import { SpanTally, spanTally, tracingRequested } from './trace-context';
 
 let provider: TraceSdk.TracerProvider | undefined;
 /**
@@ -72,10 +72,10 @@ function startTracing(): void {
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof Pg;
   const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as typeof IORedis;
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof Undici;
-  const { diagnosticsLogger, spanProcessorFromEnv } = require('./platform/span-pipeline') as typeof SpanPipeline;
-  const { traceRequests } = require('./platform/request-spans') as typeof RequestSpans;
-  const { SamplingFirst } = require('./platform/sampling-first') as typeof SamplingFirstModule;
-  const { samplerFromEnv } = require('./platform/sampler-from-env') as typeof SamplerFromEnv;
+  const { diagnosticsLogger, spanProcessorFromEnv } = require('./span-pipeline') as typeof SpanPipeline;
+  const { traceRequests } = require('./request-spans') as typeof RequestSpans;
+  const { SamplingFirst } = require('./sampling-first') as typeof SamplingFirstModule;
+  const { samplerFromEnv } = require('./sampler-from-env') as typeof SamplerFromEnv;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof Core;
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The SDK's own warnings and errors (a failed export, spans dropped) are written, not swallowed.

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Socket } from 'node:net';
 import { HttpException, Logger } from '@nestjs/common';
 import { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { API_SECURITY_HEADERS } from '../platform/security-headers';
+import { API_SECURITY_HEADERS } from '../http/security-headers';
 import { ErrorDto } from '../common/errors/error.dto';
 
 /** Node's limit on the request line and headers together (`http.maxHeaderSize`); the service keeps it. */
@@ -29,7 +29,7 @@ export function clientErrorHandler(requestTimeoutMs: number): (error: NodeJS.Err
   return (error, socket) => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     // Its write side is closed: the connection carried its last answer and is being drained
-    // (platform/early-answer-drain.ts); REQUEST_TIMEOUT_MS then ends the drain, with no second answer.
+    // (http/early-answer-drain.ts); REQUEST_TIMEOUT_MS then ends the drain, with no second answer.
     if (!socket.writable) return void socket.destroy();
     const body = connectionErrorBody(error.code, requestTimeoutMs);
     logger.log(

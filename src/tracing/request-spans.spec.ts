@@ -24,7 +24,7 @@ describe('traceRequests (the server span of each request)', () => {
   // The clock `performance.now()` reads where a test stands it in.
   let clock = 0;
 
-  // The AsyncLocalStorage context manager and the W3C propagator, as src/tracing.ts registers them.
+  // The AsyncLocalStorage context manager and the W3C propagator, as src/tracing/tracing.ts registers them.
   beforeAll(() => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());

@@ -7,4 +7,4 @@ import { RateLimitStorage } from './rate-limit.storage';
  */
 @Global()
 @Module({ providers: [RateLimitStorage], exports: [RateLimitStorage] })
-export class CountersModule {}
+export class LimitStorageModule {}
