@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createLocalJWKSet, errors, JSONWebKeySet, JWTVerifyGetKey } from 'jose';
-import { originOf } from '../logging/host-of';
+import { originOf } from '../common/networks/host-of';
 import { IdentityProviderUnavailableError } from './identity-provider-unavailable.error';
 
 const FETCH_TIMEOUT_MS = 5000;

@@ -2,7 +2,7 @@ import { AddressInfo } from 'node:net';
 import { AppConfig } from '../config/app-config';
 import { Database } from '../database/database';
 import { API_VERSION } from '../common/api-version';
-import { hostOf } from './host-of';
+import { hostOf } from '../common/networks/host-of';
 
 /** What the summary needs of the running app, besides the configuration. */
 export interface RunningState {

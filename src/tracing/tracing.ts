@@ -31,7 +31,7 @@ import * as Undici from '@opentelemetry/instrumentation-undici';
 import * as Resources from '@opentelemetry/resources';
 import * as TraceSdk from '@opentelemetry/sdk-trace';
 import { FastifyInstance } from 'fastify';
-import { originOf } from '../logging/host-of';
+import { originOf } from '../common/networks/host-of';
 import * as RequestSpans from './request-spans';
 import * as SamplerFromEnv from './sampler-from-env';
 import * as SamplingFirstModule from './sampling-first';

@@ -4,7 +4,7 @@ import { Batcher } from 'promise-batcher';
 import { WebhookConfig } from '../config/app-config';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { ShutdownSignal } from '../lifecycle/shutdown-signal';
-import { hostOf, originAttributes } from '../logging/host-of';
+import { hostOf, originAttributes } from '../common/networks/host-of';
 import { contextFromCarrier, inSpan } from '../tracing/trace-context';
 import { attemptResult, THROTTLE_AFTER_SIGNALS } from './dispatch-policy';
 import { ClaimedDelivery, Recorded, RecordedResult } from './deliveries';

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Agent, request } from 'undici';
 import { API_VERSION } from '../common/api-version';
 import { WebhookConfig } from '../config/app-config';
-import { withoutUrl } from '../logging/host-of';
+import { withoutUrl } from '../common/networks/host-of';
 import { BlockedAddressError, BlockedNetworks } from '../common/networks/blocked-networks';
 import { plainHttpProblem } from '../common/networks/plain-http';
 import { signingSecrets } from './endpoints/endpoint';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { WebhookConfig } from '../../config/app-config';
-import { originOf } from '../../logging/host-of';
+import { originOf } from '../../common/networks/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
 import { plainHttpProblem } from '../../common/networks/plain-http';
 import { Endpoint } from './endpoint';

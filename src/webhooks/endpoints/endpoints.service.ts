@@ -13,7 +13,7 @@ import { ConfigError } from '../../config/config.error';
 import { endpointUrlProblem, isSecret, MAX_URL_LENGTH } from '../../config/webhook-config';
 import { withoutStack } from '../../common/errors/without-stack';
 import { ShutdownSignal } from '../../lifecycle/shutdown-signal';
-import { hostOf } from '../../logging/host-of';
+import { hostOf } from '../../common/networks/host-of';
 import { BlockedNetworks } from '../../common/networks/blocked-networks';
 import { plainHttpProblem } from '../../common/networks/plain-http';
 import { DeliveryPageQuery, DeliveryView } from '../deliveries';
