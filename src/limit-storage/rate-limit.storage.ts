@@ -17,8 +17,8 @@ const CONNECT_WAIT_MS = 2000;
 /** A Redis that does not answer within this is treated as down for that request. */
 const COMMAND_TIMEOUT_MS = 500;
 /**
- * Keys the in-process window counter holds at or below their limit, and as many past it: about 5 MB
- * with the failed authentications' keys (measured: 264 bytes a key, places included). 10,000
+ * Keys the in-process window counter holds at or below their limit, and as many past it: a few MB
+ * with the failed authentications' keys, so a flood of addresses cannot grow the heap. 10,000
  * addresses past the default limit (600 a minute) are 100,000 failures a second, more than one
  * instance answers.
  */
@@ -44,8 +44,9 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   private readonly localWindows = new WindowCounter(WINDOW_CAPACITY);
   /**
    * The rate limit's budgets by principal, apart from the addresses above (a flood of wrong tokens
-   * must not push a principal's count out). The throttler's own in-memory storage kept one expiry per
-   * hit and filtered them all on each request: ~400 µs a request at 1,000 a second from one token.
+   * must not push a principal's count out). Not the throttler's own in-memory storage: it keeps one
+   * expiry per hit and filters them all on each request, so a busy principal's every request pays
+   * for the minute's hits.
    */
   private readonly localBudgets = new WindowCounter(WINDOW_CAPACITY);
   private readonly redis?: Redis;

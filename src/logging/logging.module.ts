@@ -17,7 +17,7 @@ export const PINO_LOGGER = Symbol('PINO_LOGGER');
 
 /**
  * Where JSON lines go: stdout through pino's asynchronous destination, which gathers lines into
- * writes of 4 KiB (one `write` a line took ~15 % of a read's CPU) and writes what it holds at least
+ * writes of 4 KiB (a `write` per line is a large share of a read's CPU) and writes what it holds at least
  * every `LOG_FLUSH_MS`. A line may so be written up to that much later, never lost on a clean exit:
  * `flushLogLines()` on shutdown and on a fatal error (`main.ts`), and pino itself on `exit`.
  */
@@ -61,8 +61,8 @@ export function createPinoLogger(config: AppConfig): Logger {
 /**
  * Nest's own logs through nestjs-pino, on the one pino logger that also writes the request lines
  * (`logRequests`). nestjs-pino's per-request middleware (pino-http, a child logger and an
- * AsyncLocalStorage scope per request) is left out: it halved the throughput of a 401 even with
- * request logs off, and the request id reaches the lines that need it without it.
+ * AsyncLocalStorage scope per request) is left out: every request would pay for them, even with
+ * request logs off, and the request id reaches the lines that need it without them.
  */
 @Module({
   imports: [

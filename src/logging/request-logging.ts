@@ -10,7 +10,7 @@ import { routeTemplateOf } from '../http/route-template';
  * LOG_LEVEL still hides what is below it. A request that gets no line costs nothing here.
  *
  * The line's shape is fixed below and holds no header, so the logger's redaction (which copies and
- * restores `req` on every line that has one: ~40 % of a line's cost) has nothing to find in it: these
+ * restores `req` on every line that has one, much of a line's cost) has nothing to find in it: these
  * lines go through a child without it, to the same destination, at the same level and in the same form.
  */
 export function logRequests(fastify: FastifyInstance, logger: Logger, config: LogConfig): void {

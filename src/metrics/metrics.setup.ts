@@ -40,7 +40,7 @@ export async function setupMetrics(
           .end('{"error":500,"message":"Internal server error"}'),
     );
   });
-  // A port that cannot be bound fails start-up with a line naming the setting (it used to wait forever).
+  // A port that cannot be bound fails start-up with a line naming the setting, rather than waiting forever.
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(

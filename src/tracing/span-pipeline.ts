@@ -5,9 +5,9 @@ import { SpanTally } from './trace-context';
 
 /**
  * The batch processor's sizes, each unless its standard variable is set. The SDK's defaults (a
- * queue of 2048, batches of 512, every 5 s) lost half the spans of a read load at 100 % sampling:
- * at ~2 spans a request and several thousand requests a second, the queue filled while one batch
- * was on its way. A batch of 2048 leaves as soon as it is full; the queue holds eight of them
+ * queue of 2048, batches of 512, every 5 s) drop spans of a busy read load sampled in full: at a
+ * couple of spans a request and thousands of requests a second, the queue fills while one batch
+ * is on its way. A batch of 2048 leaves as soon as it is full; the queue holds eight of them
  * (16384 spans, about 16 MiB at the most) while the collector answers.
  */
 export const BATCH_DEFAULTS = {

@@ -42,8 +42,8 @@ let provider: TraceSdk.TracerProvider | undefined;
 /**
  * The exporter the standard variables ask for: OTLP over HTTP, protobuf (the default) or JSON
  * (`OTEL_EXPORTER_OTLP_PROTOCOL`, or its traces variant), or `console`. The exporter reads the
- * endpoint, headers and timeout variables itself. gRPC is not shipped (it would add ~45 MiB to the
- * image); asking for it stops start-up with one line.
+ * endpoint, headers and timeout variables itself. gRPC is not shipped (its packages would make the
+ * image much larger); asking for it stops start-up with one line.
  */
 function exporterFromEnv(env: NodeJS.ProcessEnv): TraceSdk.SpanExporter {
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */

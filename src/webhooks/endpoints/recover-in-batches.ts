@@ -4,9 +4,9 @@ import { DeliveryLog } from '../persistence/delivery-log';
 
 /**
  * Failed deliveries a recover brings back per batch: one read and one update, each autocommitted. On
- * SQLite a batch holds the event loop while it runs, its commit's fsync included: about 10 ms at this
- * size on the 2-core bench machine under load (median; 250 took as long, being mostly the commit, and
- * 1,000 took 25 ms), so a request waits one batch at most, and 50,000 deliveries take about a second.
+ * SQLite a batch holds the event loop while it runs, its commit's fsync included. At this size a batch
+ * costs little more than its commit (bench/README.md, "Decisions"), so a request waits one short batch at
+ * most while few commits bring a large backlog back.
  */
 export const RECOVER_BATCH_SIZE = 500;
 

@@ -1,11 +1,12 @@
 import { Migration } from '../../database/migration';
 
 /**
- * The webhook feature's steps of the schema (see `Migration` for the names). The first was one row
- * per event and subscriber; the second is the anchors' model: endpoints, one message per event, one delivery
- * per message and endpoint (the outbox's queue), one attempt row per try. `status` with `next_attempt_at` is the queue (never a "highest id sent" cursor: ids
- * are not committed in order); `lease_token` and `locked_until` are the claim of the instance that
- * is sending it. The partial index keeps the poll cheap however many finished rows are kept.
+ * The webhook feature's steps of the schema (see `Migration` for the names). The first step makes one
+ * row per event and subscriber; the second makes the anchors' model: endpoints, one message per event,
+ * one delivery per message and endpoint (the outbox's queue), one attempt row per try. `status` with
+ * `next_attempt_at` is the queue (never a "highest id sent" cursor: ids are not committed in order);
+ * `lease_token` and `locked_until` are the claim of the instance that is sending it. The partial index
+ * keeps the poll cheap however many finished rows are kept.
  */
 export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
   {
