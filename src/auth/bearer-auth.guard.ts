@@ -12,7 +12,7 @@ import { callerTrusted } from '../tracing/trace-context';
 export class BearerAuthGuard implements CanActivate {
   /**
    * What each handler asks for, read off its decorators once: decorator metadata is fixed when the
-   * class is defined, and four metadata lookups per request were a share of a read's CPU. By
+   * class is defined, and four metadata lookups per request would be a share of a read's CPU. By
    * controller, then handler: a handler inherited by two controllers may be admin-only in one.
    */
   private readonly access = new WeakMap<object, WeakMap<object, HandlerAccess>>();

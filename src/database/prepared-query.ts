@@ -41,8 +41,9 @@ function nameOf(sql: string): string {
 
 /**
  * A query built and compiled once, then run with other values each time: Kysely builds and compiles on
- * every call, a cost a hot path such as the group commit should not pay per item. `build` gets one placeholder per named value, and every value of the query must be one: so
- * only queries of a fixed shape qualify (no list of varying length), and each is marked fixed-text.
+ * every call, a cost a hot path such as the group commit should not pay per item. `build` gets one
+ * placeholder per named value, and every value of the query must be one: so only queries of a fixed
+ * shape qualify (no list of varying length), and each is marked fixed-text.
  */
 export function prepareQuery<Values extends Record<string, unknown>, Row>(
   build: (values: Values) => CompiledQuery<Row>,

@@ -48,7 +48,7 @@ const COMPILED_OPTIONS: Partial<Record<keyof ValidationPipeOptions, (value: unkn
  * Nest's `ValidationPipe`, with a DTO's class-validator rules (and its class-transformer `@Transform`s)
  * compiled into one function the first time the DTO is seen, so a flat JSON body or a query pays for
  * its checks and nothing else: class-transformer, class-validator and the stock pipe's generic steps
- * were most of a 400's CPU (README.md here). Same constructor, same options, same answers: the
+ * are most of a 400's CPU (README.md here). Same constructor, same options, same answers: the
  * compiled function reads the metadata the DTO's decorators registered, calls the same constraint
  * functions, builds the same messages and hands the same `ValidationError`s to the same
  * `exceptionFactory`. Anything beyond what it knows (options other than whitelisting, stopping at
@@ -129,7 +129,7 @@ export class CompiledValidationPipe extends ValidationPipe {
 /**
  * A plain object whose values are all primitives, with no prototype keys: a JSON body, or a query
  * as Fastify's router parses it (fast-querystring makes it with `new Empty()`, whose prototype is
- * an empty object without a prototype; taken for a foreign object, every query string went through
+ * an empty object without a prototype; taken for a foreign object, every query string would go through
  * class-transformer and class-validator, a deep page's whole extra cost). A repeated query
  * parameter is a list, so it takes the stock path.
  */
