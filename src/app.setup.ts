@@ -80,7 +80,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   });
   // While shutting down, every answer tells the client not to send another request on this connection.
   // An answer given before its body has arrived (413, 415, a 401 before the body) closes it too, once
-  // the rest of the body is read (CONTRACT "Request bodies").
+  // the rest of the body is read (API.md, "Answers before the body").
   const drain = drainLimits(config.bodyLimit);
   fastify.addHook('onSend', (request, reply, payload, done) => {
     // `complete` is Node's (app.inject's stand-in request has none, and no body still arriving). A

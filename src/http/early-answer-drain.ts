@@ -11,7 +11,7 @@ export interface DrainLimits {
 const MIN_DRAIN_BYTES = 8 * 1024 * 1024;
 const DRAIN_IDLE_MS = 2000;
 
-/** CONTRACT "Request bodies": up to max(8 MiB, 4 × BODY_LIMIT), or until the client is idle for 2 s. */
+/** API.md, "Answers before the body": up to max(8 MiB, 4 × BODY_LIMIT), or until the client is idle for 2 s. */
 export function drainLimits(bodyLimit: number): DrainLimits {
   return { maxBytes: Math.max(MIN_DRAIN_BYTES, 4 * bodyLimit), idleMs: DRAIN_IDLE_MS };
 }

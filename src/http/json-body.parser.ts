@@ -2,7 +2,7 @@ import { BadRequestException } from '@nestjs/common';
 import { isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { scan } from 'secure-json-parse';
 
-/** Deeper bodies are refused (CONTRACT: "Request bodies"). */
+/** Deeper bodies are refused (API.md, "Request bodies"). */
 export const MAX_JSON_DEPTH = 64;
 /** An int64 has at most 20 characters; a longer literal (with a fraction or an exponent) is read as NaN, unparsed. */
 export const MAX_NUMBER_LENGTH = 40;

@@ -8,7 +8,7 @@ export const SHUTDOWN_RESERVE_MS = 1000;
 const REAP_IDLE_EVERY_MS = 50;
 
 /**
- * The shutdown order of CONTRACT.md ("Shutdown"):
+ * The shutdown order (docs/operations.md, "Shutdown"):
  * 1. raise the shutdown signal: readiness answers 503, webhook sends in flight are aborted (their
  *    deliveries go back to pending) and nothing more is claimed;
  * 2. stop accepting connections, and let the requests in flight finish, each answered with
@@ -16,8 +16,8 @@ const REAP_IDLE_EVERY_MS = 50;
  *    (a body that never ends, say) is cut;
  * 3. close the application: the features' hooks, then the database, last.
  *
- * Nest's own `app.close()` runs the features' hooks before it closes the listener, which kept
- * accepting connections (and readiness said 200) while a webhook send ran to its timeout.
+ * Not Nest's own `app.close()` alone: it runs the features' hooks before it closes the listener, which
+ * would keep accepting connections (and readiness saying 200) while a webhook send runs to its timeout.
  */
 export async function shutDownGracefully(app: INestApplication, timeoutMs: number): Promise<void> {
   app.get(ShutdownSignal).raise();

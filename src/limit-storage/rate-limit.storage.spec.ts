@@ -2,8 +2,8 @@ import { Registry } from 'prom-client';
 import { loadConfig } from '../config/load-config';
 import { RateLimitStorage } from './rate-limit.storage';
 
-// CONTRACT.md, "Authentication": counting failed authentications costs the same, in work and memory,
-// at any number of addresses. Driven through `hit`, what AuthFailureLimiter calls, so that it holds
+// Counting failed authentications costs the same, in work and memory, at any number of addresses, so a
+// flood from many addresses cannot slow or grow the service. Driven through `hit`, what AuthFailureLimiter calls, so that it holds
 // whatever counts behind it.
 describe('RateLimitStorage without Redis: the failed-authentication counts', () => {
   const WINDOW_MS = 60_000;

@@ -60,7 +60,7 @@ export interface AttemptRecord {
   readonly durationMs: number;
 }
 
-/** What a failed attempt says beyond its delivery (CONTRACT "What an answer means"). */
+/** What a failed attempt says beyond its delivery (API.md, "What the receiver's answer means"). */
 export interface Failure {
   /** About this event only (500, 400…), about the endpoint (429, 502, 503, 504, 3xx, no answer), or 410 Gone. */
   readonly meaning: 'event' | 'endpoint' | 'gone';

@@ -4,9 +4,9 @@ import { Attempt } from './webhook.sender';
 
 /**
  * The dispatcher's decisions, with no database and no network, so they are unit-tested alone: what
- * an answer means (CONTRACT "What an answer means"), what an attempt makes of its delivery, and what
- * it makes of its endpoint: its count of endpoint signals, whether it is throttled, its cap on sends
- * in flight and its pause. The stores write what these functions decide and the claim reads it;
+ * an answer means (API.md, "What the receiver's answer means"), what an attempt makes of its
+ * delivery, and what it makes of its endpoint: its count of endpoint signals, whether it is throttled,
+ * its cap on sends in flight and its pause. The stores write what these functions decide and the claim reads it;
  * neither restates the rule.
  */
 

@@ -18,7 +18,7 @@ export interface RecoverOutcome {
 }
 
 /**
- * A recover (CONTRACT: the recover route), batch by batch until none is left. Between two batches
+ * A recover (API.md: the recover route), batch by batch until none is left. Between two batches
  * the event loop runs whatever waits (`setImmediate`), and `stop` (the shutdown signal) ends it: a
  * shutdown waits for one batch at most. What a batch committed stays committed, and a recover again
  * takes up the rest, since only failed deliveries change. `queued` is told after each batch that
