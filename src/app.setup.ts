@@ -11,7 +11,12 @@ import { parseJsonBody } from './http/json-body.parser';
 import { securityHeadersFor } from './http/security-headers';
 import { serveOnlyWhatTheDocsPageLoads } from './http/docs-files';
 import { drainLimits, drainThenClose, hasBody } from './http/early-answer-drain';
-import { clientErrorHandler, frameworkErrors, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './error-responses/connection-errors';
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  MAX_HEADER_BYTES,
+  MAX_PARAM_LENGTH,
+} from './error-responses/connection-errors';
 import { PINO_LOGGER } from './logging/logging.module';
 import { logRequests } from './logging/request-logging';
 import { MetricsService } from './metrics/metrics.service';
