@@ -7,6 +7,7 @@ interface GeneratedField {
   decorator: string;
   sqlite: string;
   postgres: string;
+  declared: string;
   values: string[];
   invalid: [label: string, value: string, message: string][];
 }
@@ -76,6 +77,27 @@ describe('the generator’s --field specs', () => {
       decorator,
       sqlite,
       postgres,
+    ]);
+  });
+
+  it('should declare each kind’s column once, in the domain file, `.optional()` when it may be absent', () => {
+    const declared = parse(
+      'name:text:200',
+      'sowBy?:text:3..20',
+      'count:integer:-5..5',
+      'inStock?:boolean',
+      'stock:int64',
+      'country?:pattern:^[A-Z]{2}$',
+      'size:oneof:small|medium|large',
+    ).map((field) => `${field.name}: ${field.declared}`);
+    expect(declared).toEqual([
+      'name: column.text()',
+      'sowBy: column.text().optional()',
+      'count: column.integer()',
+      'inStock: column.boolean().optional()',
+      'stock: column.int64()',
+      'country: column.text().optional()',
+      'size: column.text<SupplierSize>()',
     ]);
   });
 

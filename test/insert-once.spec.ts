@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
+import { column, ValueOf } from '../src/database/columns';
 import { Database } from '../src/database/database';
 import { InsertOnce } from '../src/database/insert-once';
 import { EventsPort } from '../src/database/insert-once-table';
@@ -18,10 +19,9 @@ import { describeOnEachDatabase } from './support/stores';
  * on each store, over a real table: plants'. Stored once; the same row again is a replay; other
  * content is a 409; concurrent creates of one key store it once; a delete publishes what it removed.
  */
-interface Named {
-  readonly id: bigint;
-  readonly name: string;
-}
+/** Plants' table as far as this test reads it: the tag left out, so NULL. */
+const NAMED_COLUMNS = { id: column.int64(), name: column.text() };
+type Named = ValueOf<typeof NAMED_COLUMNS>;
 
 interface Ports {
   created?: EventsPort<Named>;
@@ -31,13 +31,10 @@ interface Ports {
 
 /** The create path under test, over plants' table (its tag left empty). */
 function namedPlants(database: Database, { created, deleted, groupCommit }: Ports = {}) {
-  return new InsertOnce<Named, { id: bigint; name: string; tag: string | null }>(database, {
+  return new InsertOnce(database, {
     what: 'a plant',
     table: 'plants',
-    columns: { id: 'bigint', name: 'text', tag: 'text' },
-    toRow: ({ id, name }) => ({ id, name, tag: null }),
-    fromRow: ({ id, name }) => ({ id, name }),
-    same: (stored, value) => stored.name === value.name,
+    columns: NAMED_COLUMNS,
     conflict: ({ id }) =>
       new ResourceConflictError(`A plant with id ${id} already exists with a different name or tag`),
     created,

@@ -11,7 +11,7 @@
  *   size:oneof:small|medium|large   one of these strings
  *
  * Each field becomes the data the templates write it from: its domain and DTO types, its preset and
- * JSDoc, its column on both stores, its table and row types, and its example values and 400s.
+ * JSDoc, its column on both stores and in the domain file's declaration, and its example values and 400s.
  */
 const { examplesOf, longestMatch, offPattern, patternProblem } = require('./patterns');
 
@@ -77,7 +77,7 @@ const KINDS = {
       type: 'string',
       rule: `${min} to ${max} characters, no NUL`,
       example: str(sample.length >= min && sample.length <= max ? sample : fit('First')),
-      ...columns('TEXT', 'TEXT', 'text', 'string'),
+      ...columns('TEXT', 'TEXT', 'column.text()'),
       values: [str(fit('First')), str(fit('Other'))],
       typeMessage: `${field.name} must be a string`,
       invalid: [
@@ -119,7 +119,7 @@ const KINDS = {
       type: 'number',
       rule: `an integer from ${min} to ${max}`,
       example: String(min),
-      ...columns('INTEGER', 'INTEGER', 'integer', 'number', 'IntegerColumn'),
+      ...columns('INTEGER', 'INTEGER', 'column.integer()'),
       values: [String(min), String(max)],
       typeMessage: message,
       invalid: [
@@ -141,7 +141,7 @@ const KINDS = {
       description: `Whether the ${field.resource} is ${field.spoken}: true or false.`,
       example: 'true',
       sqlite: `INTEGER${field.optional ? '' : ' NOT NULL'} CHECK (${field.column} IN (0, 1))`,
-      ...columns(undefined, 'BOOLEAN', 'boolean', 'boolean', 'BooleanColumn'),
+      ...columns(undefined, 'BOOLEAN', 'column.boolean()'),
       values: ['true', 'false'],
       typeMessage: message,
       invalid: [
@@ -160,7 +160,7 @@ const KINDS = {
       type: 'bigint',
       rule: 'any integer in the int64 range, kept exactly',
       example: '10',
-      ...columns('INTEGER', 'BIGINT', 'bigint', 'bigint', 'Int64Column'),
+      ...columns('INTEGER', 'BIGINT', 'column.int64()'),
       // Beyond 2^53 and the int64 minimum: both stores keep them exactly, neither as a double.
       values: ['9007199254740993n', '-(2n ** 63n)'],
       typeMessage: message,
@@ -206,7 +206,7 @@ const KINDS = {
       type: 'string',
       rule: `matches \`${source}\`, at most ${max} characters`,
       example: str(first),
-      ...columns('TEXT', 'TEXT', 'text', 'string'),
+      ...columns('TEXT', 'TEXT', 'column.text()'),
       values: [str(first), str(second)],
       typeMessage: `${field.name} must be a string`,
       invalid: [
@@ -242,8 +242,7 @@ const KINDS = {
       declaration: `export type ${type} = ${values.map(str).join(' | ')};`,
       rule: listed,
       example: str(values[0]),
-      ...columns('TEXT', 'TEXT', 'text', type),
-      tableType: 'string',
+      ...columns('TEXT', 'TEXT', `column.text<${type}>()`),
       values: [str(values[0]), str(values[1])],
       typeMessage: message,
       invalid: [
@@ -254,9 +253,9 @@ const KINDS = {
   },
 };
 
-/** A field's column type on each store, its `InsertOnce` column type, its row and table types (required). */
-function columns(sqlite, postgres, columnType, rowType, tableType = rowType) {
-  return { sqliteType: sqlite, postgresType: postgres, columnType, rowType, tableType };
+/** A field's column type on each store, and its column in the domain file's declaration (required). */
+function columns(sqlite, postgres, declared) {
+  return { sqliteType: sqlite, postgresType: postgres, declared };
 }
 
 /**
@@ -301,7 +300,6 @@ function parseField(spec, resource) {
   };
   const made = KINDS[kind](field, argument);
   const options = [...made.options, ...(field.optional ? ['optional: true'] : [])];
-  const nullable = field.optional ? ' | null' : '';
   return {
     ...field,
     ...made,
@@ -312,8 +310,7 @@ function parseField(spec, resource) {
       (field.optional ? ' Omit it rather than send null.' : ''),
     sqlite: made.sqlite ?? `${made.sqliteType}${field.optional ? '' : ' NOT NULL'}`,
     postgres: `${made.postgresType}${field.optional ? '' : ' NOT NULL'}`,
-    tableType: `${made.tableType}${nullable}`,
-    rowType: `${made.rowType}${nullable}`,
+    declared: `${made.declared}${field.optional ? '.optional()' : ''}`,
     invalid: [
       ...(field.optional
         ? [[`a null ${spoken}`, 'null', made.typeMessage]]

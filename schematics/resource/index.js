@@ -88,27 +88,16 @@ function fieldValues(fields) {
     OneOfProperty: 'one-of/one-of-property.decorator',
   };
   for (const { preset } of fields) if (preset !== 'Int64Property') presets.set(preset, paths[preset]);
-  const tableImports = new Set(['Int64Column']);
-  for (const { tableType } of fields) if (/Column\b/.test(tableType)) tableImports.add(tableType.split(' ')[0]);
   const width = Math.max(2, ...fields.map((field) => field.column.length));
   return {
     fields,
     presets: [...presets].map(([name, path]) => ({ name, path })),
     unions: fields.filter((field) => field.declaration).map((field) => field.type),
-    tableImports: [...tableImports].sort(),
     /** The CREATE TABLE's lines on `store`, the id's first, the names aligned. */
     ddl: (store, id) => [
       `${'id'.padEnd(width)} ${id}`,
       ...fields.map((field) => `${field.column.padEnd(width)} ${field[store]}`),
     ],
-    /** A field in `toRow`'s answer: renamed to its column, `null` when absent. */
-    toRowEntry: ({ name, column, optional }) =>
-      column === name && !optional ? name : `${column}: ${name}${optional ? ' ?? null' : ''}`,
-    /** A field in `fromRow`'s answer: from its column, left out when `null` (absent, never null). */
-    fromRowEntry: ({ name, column, optional }) => {
-      if (optional) return `...(${column} === null ? {} : { ${column === name ? name : `${name}: ${column}`} })`;
-      return column === name ? name : `${name}: ${column}`;
-    },
   };
 }
 

@@ -1,23 +1,39 @@
 import { Kysely } from 'kysely';
 import { Database } from './database';
 import { prepareQuery } from './prepared-query';
-import { ColumnsOf, StoredColumns } from './stored-columns';
+import { Columns, KeyedValueOf, RowOf, ValueOf } from './columns';
+import { StoredColumns } from './stored-columns';
 import { Transaction } from './transaction';
 
 /** What InsertOnce stores: values and rows keyed by an int64 `id`. */
 export type Keyed = { readonly id: bigint };
 
-/** A resource's table, as `InsertOnce` stores it; `Row` is typed plainly (`count: number`), the same on both stores. */
-export interface InsertOnceTable<Value extends Keyed, Row extends Keyed> {
+/**
+ * A resource's table, as `InsertOnce` stores it, from its one declaration of columns (`columns.ts`):
+ * the row is `RowOf` it; the value `ValueOf` it unless the table maps its own (`toRow` and `fromRow`
+ * then required).
+ */
+export type InsertOnceTable<C extends Columns, Value extends Keyed = KeyedValueOf<C>> = TableRules<C, Value> &
+  ([Value] extends [ValueOf<C>]
+    ? [ValueOf<C>] extends [Value]
+      ? Partial<RowMapping<C, Value>>
+      : RowMapping<C, Value>
+    : RowMapping<C, Value>);
+
+/** How a value becomes its row and back: by default each field in its column, absent as NULL. */
+export interface RowMapping<C extends Columns, Value> {
+  readonly toRow: (value: Value) => RowOf<C>;
+  readonly fromRow: (row: RowOf<C>) => Value;
+}
+
+interface TableRules<C extends Columns, Value extends Keyed> {
   /** The value as a failure names it: "SQLite failed to store <what>" (`a plant`). */
   readonly what: string;
   readonly table: string;
-  /** Every column, `id` (the int64 primary key) among them, with a PostgreSQL type that holds its field. */
-  readonly columns: ColumnsOf<Row>;
-  readonly toRow: (value: Value) => Row;
-  readonly fromRow: (row: Row) => Value;
-  /** Whether a create of `value` finding `stored` under its id is a replay (otherwise a conflict). */
-  readonly same: (stored: Value, value: Value) => boolean;
+  /** Every column, `id` (the int64 primary key) among them: `{ id: column.int64(), name: column.text(), … }`. */
+  readonly columns: C;
+  /** Whether a create of `value` finding `stored` under its id is a replay (otherwise a conflict); by default, every field the same. */
+  readonly same?: (stored: Value, value: Value) => boolean;
   /** The error of a create whose id holds other content (a 409). */
   readonly conflict: (value: Value) => Error;
   /** The feature's port of its created event: each new row, in the transaction that stored it (never a replay or a conflict). */
@@ -31,6 +47,10 @@ export interface InsertOnceTable<Value extends Keyed, Row extends Keyed> {
    */
   readonly groupCommit?: boolean;
 }
+
+/** A table with its defaults filled in: what each store's batch works with. */
+export type StoredTable<C extends Columns, Value extends Keyed> = Omit<TableRules<C, Value>, 'same'> &
+  RowMapping<C, Value> & { readonly same: (stored: Value, value: Value) => boolean };
 
 /** What a create did: stored `value`, or found the same one stored (`created: false`). */
 export interface Inserted<Value> {
@@ -53,10 +73,10 @@ export type Write<Value> = { readonly create: Value } | Removal;
 export type Outcome<Value> = Inserted<Value> | boolean | Error;
 
 /** The table on this process's store: what each store's batch works with. */
-export interface TableOnStore<Value extends Keyed, Row extends Keyed> {
+export interface TableOnStore<C extends Columns, Value extends Keyed> {
   readonly database: Database;
-  readonly table: InsertOnceTable<Value, Row>;
-  readonly columns: StoredColumns<Row>;
+  readonly table: StoredTable<C, Value>;
+  readonly columns: StoredColumns<C>;
   readonly queries: ReturnType<typeof tableQueries>;
   readonly fromStored: (stored: StoredRow) => Value;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { passContext } from '../tracing/trace-context';
 import { Inserted, Keyed, Outcome, Removal, StoredRow, TableOnStore, Write } from './insert-once-table';
+import { Columns } from './columns';
 import { fixedText } from './prepared-query';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
@@ -21,8 +22,8 @@ const MAX_VANISHED_ROUNDS = 10;
  * the writes in halves, one after the other, so a row the server refuses fails alone, at about
  * 2·log2(n) transactions on one connection, not n at once on the pool.
  */
-export async function storeBatchPostgres<Value extends Keyed, Row extends Keyed>(
-  on: TableOnStore<Value, Row>,
+export async function storeBatchPostgres<C extends Columns, Value extends Keyed>(
+  on: TableOnStore<C, Value>,
   writes: readonly Write<Value>[],
 ): Promise<Outcome<Value>[]> {
   const creates = writes.flatMap((write) => ('create' in write ? [write.create] : []));
@@ -52,8 +53,8 @@ async function inHalves<Item, Result>(
 }
 
 /** The creates in one transaction with the events of the rows it stored; tried once more after a lost connection. */
-async function createOnce<Value extends Keyed, Row extends Keyed>(
-  on: TableOnStore<Value, Row>,
+async function createOnce<C extends Columns, Value extends Keyed>(
+  on: TableOnStore<C, Value>,
   values: readonly Value[],
 ): Promise<Outcome<Value>[]> {
   const store = () =>
@@ -75,8 +76,8 @@ async function createOnce<Value extends Keyed, Row extends Keyed>(
  * row deleted between the two has cost its value nothing: it is tried again, and is created or meets
  * what was stored since.
  */
-async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
-  on: TableOnStore<Value, Row>,
+async function insertOrCompare<C extends Columns, Value extends Keyed>(
+  on: TableOnStore<C, Value>,
   tx: Transaction,
   values: readonly Value[],
   round = 1,
@@ -117,8 +118,8 @@ async function insertOrCompare<Value extends Keyed, Row extends Keyed>(
  * in common lock them in the same order and cannot deadlock. Its text is fixed (the values are
  * arrays): `fixedText`, a prepared statement parsed and planned once per connection.
  */
-async function insertBatch<Value extends Keyed, Row extends Keyed>(
-  { database, table, columns }: TableOnStore<Value, Row>,
+async function insertBatch<C extends Columns, Value extends Keyed>(
+  { database, table, columns }: TableOnStore<C, Value>,
   tx: Transaction,
   values: readonly Value[],
 ): Promise<StoredRow[]> {
@@ -143,8 +144,8 @@ async function insertBatch<Value extends Keyed, Row extends Keyed>(
  * order (as inserts take them, so no two batches wait on each other in a circle), and returns them as
  * they were stored; then their events. Of one id named twice, the first is answered with the row.
  */
-async function deleteOnce<Value extends Keyed, Row extends Keyed>(
-  { database, table, columns, fromStored }: TableOnStore<Value, Row>,
+async function deleteOnce<C extends Columns, Value extends Keyed>(
+  { database, table, columns, fromStored }: TableOnStore<C, Value>,
   removals: readonly Removal[],
 ): Promise<boolean[]> {
   const ids = [...new Set(removals.map((removal) => removal.remove.toString()))];

@@ -1,6 +1,7 @@
 import { SpanKind, trace } from '@opentelemetry/api';
 import { contextOf, inSpan, passContext } from '../tracing/trace-context';
 import { EventsPort, Keyed, Outcome, StoredRow, TableOnStore, Write } from './insert-once-table';
+import { Columns } from './columns';
 import { sqliteFailure } from './sqlite-errors';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
@@ -11,8 +12,8 @@ import { StatementResult, Transaction } from './transaction';
  * with their events, one commit and one fsync. When the file cannot be written (still busy, full,
  * failing), every write fails with a 503; any other failure is taken to be one write's own: each runs alone.
  */
-export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
-  on: TableOnStore<Value, Row>,
+export async function storeBatchSqlite<C extends Columns, Value extends Keyed>(
+  on: TableOnStore<C, Value>,
   writes: readonly Write<Value>[],
 ): Promise<Outcome<Value>[]> {
   const { what, groupCommit } = on.table;
@@ -48,8 +49,8 @@ export async function storeBatchSqlite<Value extends Keyed, Row extends Keyed>(
  * publish): every statement runs at once inside the transaction, so no other connection comes between
  * an insert and its read, and an event exists exactly when its row was inserted or deleted.
  */
-async function apply<Value extends Keyed, Row extends Keyed>(
-  { table, columns, queries, fromStored }: TableOnStore<Value, Row>,
+async function apply<C extends Columns, Value extends Keyed>(
+  { table, columns, queries, fromStored }: TableOnStore<C, Value>,
   tx: Transaction,
   writes: readonly Write<Value>[],
 ): Promise<Outcome<Value>[]> {

@@ -1,4 +1,5 @@
 import { rememberContext } from '../tracing/trace-context';
+import { Columns, KeyedValueOf, rowMapping } from './columns';
 import { Database } from './database';
 import { storeBatchPostgres } from './insert-once.postgres';
 import { storeBatchSqlite } from './insert-once.sqlite';
@@ -10,6 +11,7 @@ import {
   Keyed,
   Outcome,
   Removal,
+  StoredTable,
   tableQueries,
   TableOnStore,
   Write,
@@ -27,13 +29,21 @@ const MAX_BATCH = 500;
  * too, each row's event published in the transaction that changed it. A write is a batch of one
  * without the group commit (`storeBatchSqlite`, `storeBatchPostgres`).
  */
-export class InsertOnce<Value extends Keyed, Row extends Keyed> {
-  private readonly on: TableOnStore<Value, Row>;
+export class InsertOnce<C extends Columns, Value extends Keyed = KeyedValueOf<C>> {
+  private readonly on: TableOnStore<C, Value>;
   private readonly sqlite: boolean;
   private readonly batcher?: TurnBatcher<Write<Value>, Inserted<Value> | boolean>;
   private readonly pages: ReturnType<typeof keysetPageQueries>;
 
-  constructor(database: Database, table: InsertOnceTable<Value, Row>) {
+  constructor(database: Database, declared: InsertOnceTable<C, Value>) {
+    // Without a mapping of its own, Value is ValueOf<C> (InsertOnceTable's type says so).
+    const defaults = rowMapping(declared.columns) as unknown as StoredTable<C, Value>;
+    const table: StoredTable<C, Value> = {
+      ...declared,
+      toRow: declared.toRow ?? defaults.toRow,
+      fromRow: declared.fromRow ?? defaults.fromRow,
+      same: declared.same ?? defaults.same,
+    };
     const columns = new StoredColumns(database.kind, table.columns);
     const queries = tableQueries(database.kysely.$extendTables<AnyTables>(), table.table, columns.names);
     this.on = { database, table, columns, queries, fromStored: (stored) => table.fromRow(columns.read(stored)) };

@@ -1,23 +1,5 @@
+import { ColumnName, columnName, Columns, ColumnType, RowOf } from './columns';
 import { Database } from './database';
-
-/** A column's PostgreSQL type: the arrays of a batch's `unnest`, and how its values read back. */
-export type ColumnType = 'bigint' | 'integer' | 'text' | 'boolean' | 'double precision' | 'timestamptz';
-
-/** The column types that hold a row field of type `Field`, nullable or not. */
-export type ColumnTypeOf<Field> = [NonNullable<Field>] extends [bigint]
-  ? 'bigint'
-  : [NonNullable<Field>] extends [number]
-    ? 'integer' | 'double precision'
-    : [NonNullable<Field>] extends [string]
-      ? 'text'
-      : [NonNullable<Field>] extends [boolean]
-        ? 'boolean'
-        : [NonNullable<Field>] extends [Date]
-          ? 'timestamptz'
-          : never;
-
-/** Every column of `Row`, each with a type that holds its field. */
-export type ColumnsOf<Row> = { readonly [Column in keyof Row & string]-?: ColumnTypeOf<Row[Column]> };
 
 type Convert = (value: unknown) => unknown;
 type Conversions = Partial<Record<ColumnType, Convert>>;
@@ -47,42 +29,46 @@ const WRITE: Record<Database['kind'], Conversions> = {
   postgres: { bigint: (value) => (typeof value === 'bigint' ? String(value) : value) },
 };
 
-/** A table's columns on one store: a row as the feature types it, written and read back the same. */
-export class StoredColumns<Row extends { readonly id: bigint }> {
-  /** The column names, `id` among them, in the order given. */
-  readonly names: readonly (keyof Row & string)[];
-  private readonly reads: Partial<Record<keyof Row & string, Convert>> = {};
-  private readonly writes: Partial<Record<keyof Row & string, Convert>> = {};
+/** A table's columns on one store, from its declaration: a row as `RowOf` types it, written and read back the same. */
+export class StoredColumns<C extends Columns> {
+  /** The column names, `id` among them, in the declaration's order. */
+  readonly names: readonly ColumnName<keyof C & string>[];
+  /** Each column's PostgreSQL type, by column name. */
+  readonly types: Readonly<Record<string, ColumnType>>;
+  private readonly reads: Record<string, Convert | undefined> = {};
+  private readonly writes: Record<string, Convert | undefined> = {};
 
-  constructor(
-    kind: Database['kind'],
-    readonly types: ColumnsOf<Row>,
-  ) {
-    this.names = Object.keys(types) as (keyof Row & string)[];
-    for (const name of this.names) {
-      this.reads[name] = READ[kind][types[name]];
-      this.writes[name] = WRITE[kind][types[name]];
+  constructor(kind: Database['kind'], columns: C) {
+    const types: Record<string, ColumnType> = {};
+    for (const [field, { type }] of Object.entries(columns)) {
+      const name = columnName(field);
+      types[name] = type;
+      this.reads[name] = READ[kind][type];
+      this.writes[name] = WRITE[kind][type];
     }
+    this.types = types;
+    this.names = Object.keys(types) as ColumnName<keyof C & string>[];
   }
 
-  /** A row as the store returned it, typed as `Row`: its columns only (a statement may return more). */
-  read(stored: Record<string, unknown>): Row {
+  /** A row as the store returned it, typed as `RowOf`: its columns only (a statement may return more). */
+  read(stored: Record<string, unknown>): RowOf<C> {
     const row: Record<string, unknown> = {};
     for (const name of this.names) {
       const read = this.reads[name];
       row[name] = read === undefined ? stored[name] : read(stored[name]);
     }
-    return row as Row;
+    return row as RowOf<C>;
   }
 
   /** The value of `column` of `row` as the store takes it. */
-  write(row: Row, column: keyof Row & string): unknown {
+  write(row: RowOf<C>, column: string): unknown {
+    const value = (row as Record<string, unknown>)[column];
     const write = this.writes[column];
-    return write === undefined ? row[column] : write(row[column]);
+    return write === undefined ? value : write(value);
   }
 
   /** The row as the store takes it, column by column. */
-  stored(row: Row): Record<string, unknown> {
+  stored(row: RowOf<C>): Record<string, unknown> {
     return Object.fromEntries(this.names.map((name) => [name, this.write(row, name)]));
   }
 }

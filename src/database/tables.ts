@@ -3,11 +3,11 @@ import { ColumnType } from 'kysely';
 /**
  * Every feature's tables, for the typed query builder (`Kysely<Tables>`). Empty here on purpose: each
  * feature adds its own tables by declaration merging, in its persistence folder, so adding a
- * resource edits nothing shared:
+ * resource edits nothing shared; a table's type derives from its declaration of columns (`columns.ts`):
  *
  * ```ts
  * declare module '../../database/tables' {
- *   interface Tables { plants: PlantsTable }
+ *   interface Tables { plants: TableOf<typeof PLANT_COLUMNS> }
  * }
  * ```
  */
@@ -34,3 +34,9 @@ export type IntegerColumn = ColumnType<number | bigint, number, number>;
  * (better-sqlite3 cannot bind a boolean).
  */
 export type BooleanColumn = ColumnType<boolean | bigint, boolean | number, boolean | number>;
+
+/**
+ * A time column (`TIMESTAMPTZ` on PostgreSQL, ISO 8601 `TEXT` on SQLite): read as a Date from
+ * PostgreSQL and as text from SQLite; `InsertOnce` (its `timestamptz` columns) makes either a Date.
+ */
+export type TimeColumn = ColumnType<Date | string, Date | string, Date | string>;

@@ -1,11 +1,14 @@
-/** A plant in the store. `id` is a bigint so every int64 is kept exactly. */
-export interface Plant {
-  readonly id: bigint;
-  readonly name: string;
-  readonly tag?: string;
-}
+import { column, ValueOf } from '../database/columns';
 
-/** Two plants are the same when id, name and tag all match (a missing tag equals a missing tag). */
-export function samePlant(a: Plant, b: Plant): boolean {
-  return a.id === b.id && a.name === b.name && a.tag === b.tag;
-}
+/**
+ * A plant's fields, each with the column that keeps it (snake_case; NULL for an absent
+ * optional field): the one declaration the domain type, the store's row and its table type derive from.
+ */
+export const PLANT_COLUMNS = {
+  id: column.int64(),
+  name: column.text(),
+  tag: column.text().optional(),
+};
+
+/** A plant as the service sees it: no decorators; an optional field absent, never null. */
+export type Plant = ValueOf<typeof PLANT_COLUMNS>;

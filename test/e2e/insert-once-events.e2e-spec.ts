@@ -7,6 +7,7 @@ import { publishes } from '../../src/events/publishes';
 import { Int64Property } from '../../src/common/int64/int64-property.decorator';
 import { conflictMessage } from '../../src/common/resources/resource-name';
 import { TextProperty } from '../../src/common/text/text-property.decorator';
+import { column, ValueOf } from '../../src/database/columns';
 import { Database } from '../../src/database/database';
 import { InsertOnce } from '../../src/database/insert-once';
 import { ResourceConflictError } from '../../src/common/errors/resource-conflict.error';
@@ -18,10 +19,8 @@ import { useSubscribersApp } from '../support/subscribers-app';
 // A resource of this test only, shaped as the generator makes one (its event's port, its EventType,
 // a repository on `InsertOnce`, a module registered with the webhooks), with its one line turned
 // on: `publishes(SEEDLING_CREATED)`. It stores into plants' table, so it needs no migration.
-interface Seedling {
-  readonly id: bigint;
-  readonly name: string;
-}
+const SEEDLING_COLUMNS = { id: column.int64(), name: column.text() };
+type Seedling = ValueOf<typeof SEEDLING_COLUMNS>;
 
 @ApiSchema({ name: 'TestNewSeedling' })
 class NewSeedlingDto {
@@ -46,24 +45,15 @@ const SEEDLING_CREATED: EventType<Seedling> = {
   },
 };
 
-interface SeedlingRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
 @Injectable()
 class SeedlingsRepository {
-  private readonly seedlings: InsertOnce<Seedling, SeedlingRow>;
+  private readonly seedlings: InsertOnce<typeof SEEDLING_COLUMNS>;
 
   constructor(database: Database, created: SeedlingCreated) {
-    this.seedlings = new InsertOnce<Seedling, SeedlingRow>(database, {
+    this.seedlings = new InsertOnce(database, {
       what: 'a seedling',
       table: 'plants',
-      columns: { id: 'bigint', name: 'text', tag: 'text' },
-      toRow: ({ id, name }) => ({ id, name, tag: null }),
-      fromRow: ({ id, name }) => ({ id, name }),
-      same: (stored, seedling) => stored.name === seedling.name,
+      columns: SEEDLING_COLUMNS,
       conflict: ({ id }) => new ResourceConflictError(conflictMessage('seedling', id)),
       created,
     });

@@ -1,14 +1,9 @@
-import { Int64Column } from '../../database/tables';
-
-/** The `plants` table, as the query builder sees it (created by `plants.migrations.ts`). */
-export interface PlantsTable {
-  id: Int64Column;
-  name: string;
-  tag: string | null;
-}
+import { TableOf } from '../../database/columns';
+import { PLANT_COLUMNS } from '../plant';
 
 declare module '../../database/tables' {
   interface Tables {
-    plants: PlantsTable;
+    /** The `plants` table (created by `plants.migrations.ts`), as the query builder sees it. */
+    plants: TableOf<typeof PLANT_COLUMNS>;
   }
 }

@@ -2,17 +2,11 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PageQuery } from '../../common/paging/page';
 import { Database } from '../../database/database';
 import { InsertOnce } from '../../database/insert-once';
-import { Plant, samePlant } from '../plant';
+import { Plant, PLANT_COLUMNS } from '../plant';
 import { PlantCreated, PlantDeleted } from '../plant-events';
 import { PlantConflictError } from './plant-conflict.error';
 import { CreateResult, PlantsRepository } from './plants.repository';
 import './plants.tables';
-
-interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
 
 /**
  * The plants, in whichever store `DatabaseModule` chose: the shared table path (`InsertOnce`, as a
@@ -22,16 +16,13 @@ interface PlantRow {
  */
 @Injectable()
 export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
-  private readonly plants: InsertOnce<Plant, PlantRow>;
+  private readonly plants: InsertOnce<typeof PLANT_COLUMNS>;
 
   constructor(database: Database, created: PlantCreated, deleted: PlantDeleted) {
-    this.plants = new InsertOnce<Plant, PlantRow>(database, {
+    this.plants = new InsertOnce(database, {
       what: 'a plant',
       table: 'plants',
-      columns: { id: 'bigint', name: 'text', tag: 'text' },
-      toRow: ({ id, name, tag }) => ({ id, name, tag: tag ?? null }),
-      fromRow: toPlant,
-      same: samePlant,
+      columns: PLANT_COLUMNS,
       conflict: (plant) => new PlantConflictError(plant.id),
       created,
       deleted,
@@ -60,8 +51,4 @@ export class SqlPlantsRepository implements PlantsRepository, OnModuleDestroy {
   get(id: bigint): Promise<Plant | undefined> {
     return this.plants.get(id);
   }
-}
-
-function toPlant({ id, name, tag }: PlantRow): Plant {
-  return tag === null ? { id, name } : { id, name, tag };
 }
