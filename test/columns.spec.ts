@@ -115,7 +115,8 @@ describe('a declaration of columns', () => {
     ]);
   });
 
-  const { toRow, fromRow, same } = rowMapping(SUPPLIER_COLUMNS);
+  const { toRow, fromRow, sameRow } = rowMapping(SUPPLIER_COLUMNS);
+  const same = (a: Supplier, b: Supplier) => sameRow(toRow(a), toRow(b));
   const bare: Supplier = { id: 7n, name: 'Fern', size: 'small', organic: false };
   const full: Supplier = { ...bare, sowBy: new Date('2026-12-07T05:00:00.000Z'), stock: 2n ** 63n - 1n, count: 0 };
 

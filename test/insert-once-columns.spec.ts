@@ -113,4 +113,39 @@ describeOnEachDatabase('InsertOnce columns on %s', SAMPLES_MIGRATIONS, (database
       await expect(samples().get(FULL.id)).resolves.toStrictEqual(FULL);
     });
   });
+
+  // A value shaped unlike its columns (its own toRow and fromRow, no same): compared by what it stores.
+  type Boxed = { readonly id: bigint; readonly size: { readonly count: number; readonly ratio: number } };
+  const boxed = () =>
+    new InsertOnce<typeof SAMPLE_COLUMNS, Boxed>(database(), {
+      what: 'a sample',
+      table: 'samples',
+      columns: SAMPLE_COLUMNS,
+      toRow: ({ id, size }) => DEFAULT.toRow({ ...BARE, id, count: size.count, ratio: size.ratio }),
+      fromRow: (row) => ({ id: row.id, size: { count: row.count, ratio: row.ratio } }),
+      conflict: ({ id }) => new ResourceConflictError(`A sample with id ${id} already exists with different content`),
+    });
+
+  it('should compare a value that maps its own row by that row: other content is a conflict, the same a replay', async () => {
+    const value: Boxed = { id: 42n, size: { count: 1, ratio: 2 } };
+    await expect(boxed().create(value)).resolves.toEqual({ value, created: true });
+    await expect(boxed().create({ id: 42n, size: { count: 1, ratio: 2 } })).resolves.toEqual({ value, created: false });
+    await expect(boxed().create({ id: 42n, size: { count: 9, ratio: 9 } })).rejects.toThrow(ResourceConflictError);
+  });
+});
+
+describe('rowMapping', () => {
+  it('should refuse two fields that share a column', () => {
+    expect(() => rowMapping({ id: column.int64(), sowBy: column.text(), sow_by: column.text() })).toThrow(
+      'Two fields share the column sow_by: rename sow_by',
+    );
+  });
+
+  it('should compare a time by its instant, as a Date or as ISO 8601 text', () => {
+    const { toRow, sameRow } = rowMapping(SAMPLE_COLUMNS);
+    const text = { ...FULL, sownAt: '2026-11-29T05:10:00.123+00:00' as unknown as Date };
+    expect(sameRow(toRow(FULL), toRow(text))).toBe(true);
+    expect(sameRow(toRow(FULL), toRow({ ...text, sownAt: '2026-11-29T05:10:00.124Z' as unknown as Date }))).toBe(false);
+    expect(sameRow(toRow(FULL), toRow({ ...FULL, sownAt: undefined }))).toBe(false);
+  });
 });

@@ -112,8 +112,9 @@ export type TableOf<C extends Columns> = {
 
 /**
  * A declaration's own row mapping, for a table that needs no other: each field in its column, an
- * absent optional field NULL and NULL read back absent; two values the same when every field is
- * (times by their instant).
+ * absent optional field NULL and NULL read back absent. `sameRow`: two rows hold the same content when
+ * every column does (NULL only as NULL, times by their instant); `InsertOnce` compares two values by
+ * their rows, so a table that maps its own values compares what it stores, never fields it lacks.
  */
 export function rowMapping<C extends Columns>(columns: C) {
   const fields = Object.entries(columns).map(([field, { type, nullable }]) => ({
@@ -122,12 +123,17 @@ export function rowMapping<C extends Columns>(columns: C) {
     nullable,
     time: type === 'timestamptz',
   }));
+  const taken = new Set<string>();
+  for (const { field, column } of fields) {
+    if (taken.has(column)) throw new Error(`Two fields share the column ${column}: rename ${field}`);
+    taken.add(column);
+  }
   return {
-    toRow(value: ValueOf<C>): RowOf<C> {
+    toRow: (value: ValueOf<C>): RowOf<C> => {
       const from = value as Record<string, unknown>;
       return Object.fromEntries(fields.map(({ field, column }) => [column, from[field] ?? null])) as RowOf<C>;
     },
-    fromRow(row: RowOf<C>): ValueOf<C> {
+    fromRow: (row: RowOf<C>): ValueOf<C> => {
       const from = row as Record<string, unknown>;
       const value: Record<string, unknown> = {};
       for (const { field, column, nullable } of fields) {
@@ -135,13 +141,18 @@ export function rowMapping<C extends Columns>(columns: C) {
       }
       return value as ValueOf<C>;
     },
-    same(a: ValueOf<C>, b: ValueOf<C>): boolean {
+    sameRow: (a: RowOf<C>, b: RowOf<C>): boolean => {
       const [x, y] = [a as Record<string, unknown>, b as Record<string, unknown>];
-      return fields.every(({ field, time }) =>
-        time
-          ? (x[field] as Date | undefined)?.getTime() === (y[field] as Date | undefined)?.getTime()
-          : x[field] === y[field],
+      return fields.every(({ column, time }) =>
+        time && x[column] != null && y[column] != null
+          ? instant(x[column]) === instant(y[column])
+          : x[column] === y[column],
       );
     },
   };
+}
+
+/** A time's instant, whether it is a `Date` or ISO 8601 text. */
+function instant(time: unknown): number {
+  return (time instanceof Date ? time : new Date(time as string)).getTime();
 }

@@ -1,5 +1,5 @@
 import { rememberContext } from '../tracing/trace-context';
-import { Columns, KeyedValueOf, rowMapping } from './columns';
+import { Columns, KeyedValueOf, RowOf, rowMapping } from './columns';
 import { Database } from './database';
 import { storeBatchPostgres } from './insert-once.postgres';
 import { storeBatchSqlite } from './insert-once.sqlite';
@@ -37,12 +37,13 @@ export class InsertOnce<C extends Columns, Value extends Keyed = KeyedValueOf<C>
 
   constructor(database: Database, declared: InsertOnceTable<C, Value>) {
     // Without a mapping of its own, Value is ValueOf<C> (InsertOnceTable's type says so).
-    const defaults = rowMapping(declared.columns) as unknown as StoredTable<C, Value>;
+    const defaults = rowMapping(declared.columns);
+    const toRow = declared.toRow ?? defaults.toRow;
     const table: StoredTable<C, Value> = {
       ...declared,
-      toRow: declared.toRow ?? defaults.toRow,
-      fromRow: declared.fromRow ?? defaults.fromRow,
-      same: declared.same ?? defaults.same,
+      toRow,
+      fromRow: declared.fromRow ?? (defaults.fromRow as unknown as (row: RowOf<C>) => Value),
+      same: declared.same ?? ((stored, value) => defaults.sameRow(toRow(stored), toRow(value))),
     };
     const columns = new StoredColumns(database.kind, table.columns);
     const queries = tableQueries(database.kysely.$extendTables<AnyTables>(), table.table, columns.names);
