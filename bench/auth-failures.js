@@ -8,8 +8,7 @@ const { once } = require('node:events');
 const { Agent, get } = require('node:http');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { cpuNs, percentile, spread } = require('./lib');
-const { medians, printSummary } = require('./medians');
+const { cpuNs, medians, percentile, printSummary, spread } = require('./lib');
 
 const STRANGERS = 20_000;
 const SEEDED = 100_000;

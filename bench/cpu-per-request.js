@@ -5,9 +5,8 @@
 //        [--path /plants/4242] [--status 200] [--token <bearer token>] [--tracing off,0,0.01,0.1,1]
 //        [--env name:VAR=value] name=path/to/dist|script.js ...
 // Failing authentications are counted up to 1,000,000 a minute, so `--status 401` stays 401s.
-const autocannon = require('autocannon');
 const { SERVICE_FLAGS, TOKEN, buildsFromArgs, cpuNs: cpu, freshStore, killAndWait } = require('./lib');
-const { median, nodeVersion, option, startServer } = require('./lib');
+const { loadPlants, median, nodeVersion, option, startServer } = require('./lib');
 const { startSink } = require('./tracing');
 
 const REQUESTS = Number(option('requests', 60000));
@@ -36,12 +35,7 @@ async function measure(build, ratio, sink) {
     ({ child } = server);
     await store.seed(SEEDED);
     const load = (amount) =>
-      autocannon({
-        url: `${server.url}${PATH}`,
-        connections: CONNECTIONS,
-        amount,
-        headers: { authorization: `Bearer ${BEARER}` },
-      });
+      loadPlants(server.url, { token: BEARER, connections: CONNECTIONS, amount, path: () => PATH });
     await load(WARMUP);
     const before = cpu(child.pid);
     const result = await load(REQUESTS);

@@ -49,18 +49,17 @@ const VGDB_ENV = { PATH: process.env.PATH, USER: 'bench', LOGNAME: 'bench', HOST
  * A scenario with a `body` POSTs it to /plants; one with a `path` GETs that path.
  */
 async function send(url, scenario, ids, count) {
-  const next = () => ids.next++;
   const worker = async () => {
     for (let sent = 0; sent < count / CONCURRENCY; sent++) {
-      const res = scenario.path
-        ? await fetch(`${url}${scenario.path(next())}`, {
-            headers: { authorization: `Bearer ${scenario.token ?? TOKEN}` },
-          })
-        : await fetch(`${url}/plants`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-            body: JSON.stringify(scenario.body(next())),
-          });
+      const id = ids.next++;
+      const res = await fetch(`${url}${scenario.path?.(id) ?? '/plants'}`, {
+        method: scenario.body ? 'POST' : 'GET',
+        headers: {
+          ...(scenario.body && { 'content-type': 'application/json' }),
+          authorization: `Bearer ${scenario.token ?? TOKEN}`,
+        },
+        body: scenario.body && JSON.stringify(scenario.body(id)),
+      });
       await res.arrayBuffer();
       if (res.status !== scenario.status) throw new Error(`${scenario.name}: ${res.status}`);
     }
@@ -146,12 +145,8 @@ async function measure(scenario, build, sink) {
     const events = (file) => {
       const text = readFileSync(file, 'utf8');
       const counts = /^totals: (.+)$/m.exec(text)?.[1].split(' ').map(Number) ?? [];
-      return new Map(
-        /^events: (.+)$/m
-          .exec(text)?.[1]
-          .split(' ')
-          .map((name, i) => [name, counts[i] ?? 0]),
-      );
+      const names = /^events: (.+)$/m.exec(text)?.[1].split(' ') ?? [];
+      return new Map(names.map((name, i) => [name, counts[i] ?? 0]));
     };
     const [all, idle] = [events(measured), events(out)];
     const perRequest = [...all].map(([name, count]) => [name, (count - (idle.get(name) ?? 0)) / REQUESTS]);

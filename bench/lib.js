@@ -2,6 +2,7 @@
 // Helpers the bench scripts share: ports, the token, options, which Node and flags run a server,
 // fresh stores and seeding, CPU time and memory of a process from /proc.
 const { execFileSync, spawn } = require('node:child_process');
+const autocannon = require('autocannon');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
@@ -47,6 +48,29 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+// The summaries of the scenarios that run rounds of their own (webhooks, tracing, auth failures).
+/** The median over `rounds` of each number they hold, found by the same keys in each round. */
+function medians(rounds) {
+  const [first] = rounds;
+  if (typeof first === 'number') return median(rounds);
+  if (first === null || typeof first !== 'object') return first;
+  const result = Array.isArray(first) ? [] : {};
+  for (const key of Object.keys(first)) result[key] = medians(rounds.map((round) => round[key]));
+  return result;
+}
+
+/** Prints each number of `summary` on a line of its own, named by its keys: `two.deliveredPerSecond 6172`. */
+function printSummary(title, summary) {
+  console.log(`\n${title}`);
+  const print = (value, path) => {
+    if (typeof value === 'number') console.log(`  ${path} ${Number.isInteger(value) ? value : value.toFixed(2)}`);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) print(inner, path === '' ? key : `${path}.${key}`);
+    }
+  };
+  print(summary, '');
+}
+
 /** The p-th percentile (0–100) of sorted numbers. */
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
@@ -73,13 +97,7 @@ function serverEnv(port) {
 async function untilAnswering(url, child, name, { timeoutMs = 30000, stepMs = 10 } = {}) {
   for (let waited = 0; waited < timeoutMs; waited += stepMs) {
     if (child.exitCode !== null) throw new Error(`${name} exited before answering`);
-    if (
-      await fetch(url).then(
-        () => true,
-        () => false,
-      )
-    )
-      return;
+    if (await fetch(url).then(Boolean, () => false)) return;
     await sleep(stepMs);
   }
   throw new Error(`${name} did not answer within ${timeoutMs / 1000} s`);
@@ -115,26 +133,38 @@ function buildsFromArgs(args) {
   return args
     .filter((arg, i) => /^[\w.-]+=/.test(arg) && args[i - 1] !== '--env')
     .map((arg) => {
-      const name = arg.slice(0, arg.indexOf('='));
-      const target = arg.slice(arg.indexOf('=') + 1);
-      const env = Object.fromEntries(
-        envs
-          .filter((spec) => spec.startsWith(`${name}:`))
-          .map((spec) => {
-            const assignment = spec.slice(name.length + 1);
-            const eq = assignment.indexOf('=');
-            return [assignment.slice(0, eq), assignment.slice(eq + 1)];
-          }),
-      );
+      const [, name, target] = /^([^=]+)=(.*)$/.exec(arg);
+      const mine = envs.filter((spec) => spec.startsWith(`${name}:`)).map((spec) => spec.slice(name.length + 1));
+      const env = Object.fromEntries(mine.map((assignment) => /^([^=]*)=(.*)$/s.exec(assignment).slice(1)));
       return { name, main: target.endsWith('.js') ? resolve(target) : join(resolve(target), 'main.js'), env };
     });
 }
 
-/** Kills `child` (SIGKILL) and resolves once it has exited: its connections and files are closed then. */
-function killAndWait(child) {
-  const exited = new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done()));
-  child.kill('SIGKILL');
+/** Signals `child` (SIGKILL by default) and resolves once it has exited: its connections and files are closed then. */
+function killAndWait(child, signal = 'SIGKILL') {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill(signal);
   return exited;
+}
+
+/**
+ * autocannon on `url`/plants with the bench's bearer token (`token`; none if false): a POST of
+ * `body(context)` as JSON, or a GET (or `method`) of `path()` when given; `onResponse(status, body,
+ * context)` as autocannon's (the context is the connection's); the other options are autocannon's.
+ */
+function loadPlants(url, { token = TOKEN, body, path, onResponse, ...options }) {
+  const headers = {
+    ...(body && { 'content-type': 'application/json' }),
+    ...(token && { authorization: `Bearer ${token}` }),
+  };
+  const setupRequest = (req, context) => ({
+    ...req,
+    ...(path && { path: path() }),
+    ...(body && { body: JSON.stringify(body(context)) }),
+  });
+  const method = body ? 'POST' : 'GET';
+  return autocannon({ url: `${url}/plants`, method, headers, requests: [{ setupRequest, onResponse }], ...options });
 }
 
 /** The version of the Node the targets run on (e.g. v26.10.0). */
@@ -226,10 +256,13 @@ module.exports = {
   freePort,
   freshStore,
   killAndWait,
+  loadPlants,
   median,
+  medians,
   nodeVersion,
   option,
   percentile,
+  printSummary,
   rssMiB,
   seedSqlite,
   serverEnv,

@@ -13,13 +13,12 @@ const {
 } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const autocannon = require('autocannon');
 const { runWebhookBench } = require('./webhooks');
 const { runTracingBench } = require('./tracing');
 const { runAuthFailuresBench } = require('./auth-failures');
 const { runSoak } = require('./soak');
 const { METRICS_TOKEN, SERVICE_FLAGS, TOKEN, freshStore, median, nodeVersion, option } = require('./lib');
-const { rssMiB, sleep, spread, startServer } = require('./lib');
+const { killAndWait, loadPlants, rssMiB, sleep, spread, startServer } = require('./lib');
 const { STOCK_NEST_MAIN, buildStockNest } = require('./stock-nest/build');
 
 const args = process.argv.slice(2);
@@ -60,20 +59,12 @@ function start(target, env) {
   );
 }
 
-function stop({ child }) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
-}
+/** SIGTERM (the service flushes its spans and closes its store), resolved once it has exited; again, a no-op. */
+const stop = ({ child }) => killAndWait(child, 'SIGTERM');
 
 async function post(url, body) {
-  const res = await fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  });
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+  const res = await fetch(`${url}/plants`, { method: 'POST', headers, body: JSON.stringify(body) });
   await res.text();
   return res.status;
 }
@@ -158,27 +149,13 @@ async function measure(scenario, target, env = {}) {
     if (scenario.seed) await store.seed(scenario.seed);
     let nextId = 1000;
     const load = (duration) =>
-      autocannon({
-        url: `${server.url}/plants`,
-        method: scenario.method ?? 'POST',
+      loadPlants(server.url, {
+        ...(scenario.method && { method: scenario.method }),
+        token: scenario.auth !== false && TOKEN,
         connections: CONNECTIONS,
         duration,
-        headers: {
-          ...(scenario.body ? { 'content-type': 'application/json' } : {}),
-          ...(scenario.auth === false ? {} : { authorization: `Bearer ${TOKEN}` }),
-        },
-        requests: [
-          {
-            setupRequest: (req) => {
-              const n = nextId++;
-              return {
-                ...req,
-                ...(scenario.path ? { path: scenario.path(n) } : {}),
-                ...(scenario.body ? { body: JSON.stringify(scenario.body(n)) } : {}),
-              };
-            },
-          },
-        ],
+        ...(scenario.path && { path: () => scenario.path(nextId++) }),
+        ...(scenario.body && { body: () => scenario.body(nextId++) }),
       });
     await load(WARMUP); // warm-up: JIT, pools, caches
     const result = await load(DURATION);
@@ -251,41 +228,38 @@ async function main() {
   for (const scenario of scenarios) {
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      // A then B (then C), round after round, so drift on the machine hits all alike.
-      const service = await measure(scenario, 'service');
-      const serviceAtWarn = scenario.logAtWarn ? await measure(scenario, 'service', { LOG_LEVEL: 'warn' }) : undefined;
-      const baseline = await measure(scenario, 'baseline');
-      const stockNest = scenario.stockNest ? await measure(scenario, 'stock-nest') : undefined;
-      const stockNestLayered = scenario.stockNest ? await measure(scenario, 'stock-nest-layered') : undefined;
-      const [stockNestRatio, layeredRatio] = [stockNest, stockNestLayered].map(
-        (peer) => peer && service.rps / peer.rps,
+      // A then B (then C), round after round, so drift on the machine hits all alike. Each ratio is the
+      // service's req/s over that target's: `ratio` (the baseline), the stock peers', `logRatio` (at warn).
+      const runs = [
+        ['service', 'service'],
+        ...(scenario.logAtWarn ? [['serviceAtWarn', 'service', { LOG_LEVEL: 'warn' }, 'logRatio']] : []),
+        ['baseline', 'baseline', {}, 'ratio'],
+        ...(scenario.stockNest
+          ? [
+              ['stockNest', 'stock-nest', {}, 'stockNestRatio'],
+              ['stockNestLayered', 'stock-nest-layered', {}, 'layeredRatio'],
+            ]
+          : []),
+      ];
+      const result = {};
+      for (const [key, target, env] of runs) result[key] = await measure(scenario, target, env);
+      const ratios = runs.slice(1).map(([key, , , ratio]) => [key, ratio, result.service.rps / result[key].rps]);
+      rounds.push({ ...result, ...Object.fromEntries(ratios.map(([, ratio, value]) => [ratio, value])) });
+      const said = ratios.map(
+        ([key, ratio, value]) => `${key} ${result[key].rps.toFixed(0)} req/s, ${ratio} ${value.toFixed(2)}`,
       );
-      const logRatio = serviceAtWarn && service.rps / serviceAtWarn.rps;
-      rounds.push({
-        service,
-        baseline,
-        ratio: service.rps / baseline.rps,
-        ...(stockNest && { stockNest, stockNestRatio, stockNestLayered, layeredRatio }),
-        ...(serviceAtWarn && { serviceAtWarn, logRatio }),
-      });
       console.log(
-        `${scenario.name} round ${round}: service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s, ratio ${(service.rps / baseline.rps).toFixed(2)}` +
-          (stockNest
-            ? `; stock-nest ${stockNest.rps.toFixed(0)} req/s, ratio ${stockNestRatio.toFixed(2)}` +
-              `; layered ${stockNestLayered.rps.toFixed(0)} req/s, ratio ${layeredRatio.toFixed(2)}`
-            : '') +
-          (serviceAtWarn
-            ? `; service at warn ${serviceAtWarn.rps.toFixed(0)} req/s, info/warn ${logRatio.toFixed(2)}`
-            : ''),
+        `${scenario.name} round ${round}: service ${result.service.rps.toFixed(0)} req/s, ${said.join('; ')}`,
       );
     }
-    const summary = (pick) => ({
-      service: median(rounds.map((r) => pick(r.service))),
-      baseline: median(rounds.map((r) => pick(r.baseline))),
-      ...(scenario.stockNest && { stockNest: median(rounds.map((r) => pick(r.stockNest))) }),
-      ...(scenario.stockNest && { stockNestLayered: median(rounds.map((r) => pick(r.stockNestLayered))) }),
-      ...(scenario.logAtWarn && { serviceAtWarn: median(rounds.map((r) => pick(r.serviceAtWarn))) }),
-    });
+    const medianOf = (keys, pick) =>
+      Object.fromEntries(keys.map((key) => [key, median(rounds.map((r) => pick(r, key)))]));
+    // Each target's median (service, baseline, and those the scenario also ran), and each peer's ratio.
+    const targets = ['service', 'baseline', 'stockNest', 'stockNestLayered', 'serviceAtWarn'].filter(
+      (t) => t in rounds[0],
+    );
+    const summary = (pick) => medianOf(targets, (r, target) => pick(r[target]));
+    const peerRatios = ['stockNestRatio', 'layeredRatio', 'logRatio'].filter((key) => key in rounds[0]);
     results.push({
       scenario: scenario.name,
       rps: summary((r) => r.rps),
@@ -293,9 +267,7 @@ async function main() {
       p99Ms: summary((r) => r.p99),
       peakRssMiB: summary((r) => r.rssMiB),
       throughputRatio: median(rounds.map((r) => r.ratio)),
-      ...(scenario.stockNest && { stockNestRatio: median(rounds.map((r) => r.stockNestRatio)) }),
-      ...(scenario.stockNest && { layeredRatio: median(rounds.map((r) => r.layeredRatio)) }),
-      ...(scenario.logAtWarn && { logRatio: median(rounds.map((r) => r.logRatio)) }),
+      ...medianOf(peerRatios, (r, key) => r[key]),
       p99Ratio: median(rounds.map((r) => r.service.p99 / r.baseline.p99)),
       rssRatio: median(rounds.map((r) => r.service.rssMiB / r.baseline.rssMiB)),
       rounds,
@@ -444,20 +416,24 @@ function compareWithSmokeBaseline(report) {
     return;
   }
   const bar = '!'.repeat(100);
+  const warn = (...lines) => lines.forEach((line) => console.log(`WARNING: ${line}`));
   console.log(`\n${bar}`);
-  console.log(`WARNING: ${fallen.length} ratio(s) fell more than 20 % below the smoke baseline:`);
-  for (const r of fallen) {
-    console.log(
-      `WARNING:   ${r.scenario}: ${r.now.toFixed(2)} against ${r.was.toFixed(2)} (${((r.now / r.was - 1) * 100).toFixed(0)} %)`,
-    );
-  }
-  console.log('WARNING: a smoke run is one second per scenario on a shared machine: confirm with `npm run bench`');
-  console.log('WARNING: (three rounds of five seconds) before believing it, and say so in bench/README.md.');
+  warn(
+    `${fallen.length} ratio(s) fell more than 20 % below the smoke baseline:`,
+    ...fallen.map(
+      (r) =>
+        `  ${r.scenario}: ${r.now.toFixed(2)} against ${r.was.toFixed(2)} (${((r.now / r.was - 1) * 100).toFixed(0)} %)`,
+    ),
+    'a smoke run is one second per scenario on a shared machine: confirm with `npm run bench`',
+    '(three rounds of five seconds) before believing it, and say so in bench/README.md.',
+  );
   if (otherMachine !== undefined) {
-    console.log(`WARNING: the baseline was taken on another machine (${otherMachine}).`);
-    console.log('WARNING: ratios move with the machine, most of all those that weigh an fsync against the CPU');
-    console.log('WARNING: (creates against the baseline at NORMAL, replays). Run the head the baseline was saved');
-    console.log('WARNING: from beside this one to tell the machine from the code.');
+    warn(
+      `the baseline was taken on another machine (${otherMachine}).`,
+      'ratios move with the machine, most of all those that weigh an fsync against the CPU',
+      '(creates against the baseline at NORMAL, replays). Run the head the baseline was saved',
+      'from beside this one to tell the machine from the code.',
+    );
   }
   console.log(bar);
   if (process.env.GITHUB_ACTIONS) {

@@ -1,7 +1,6 @@
 'use strict';
 // npm run bench -- --soak: memory over 300,000 creates on each store (bench/README.md).
-const autocannon = require('autocannon');
-const { rssMiB } = require('./lib');
+const { loadPlants, rssMiB } = require('./lib');
 
 const WARM = 30_000;
 const TOTAL = 300_000;
@@ -13,16 +12,7 @@ async function soakStore(store, { start, stop, freshStore, connections, token })
   const server = await start('service', fresh.env);
   let nextId = 1;
   const creates = (amount) =>
-    autocannon({
-      url: `${server.url}/plants`,
-      method: 'POST',
-      connections,
-      amount,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      requests: [
-        { setupRequest: (req) => ({ ...req, body: JSON.stringify({ id: nextId++, name: 'Soak', tag: 'long' }) }) },
-      ],
-    });
+    loadPlants(server.url, { token, connections, amount, body: () => ({ id: nextId++, name: 'Soak', tag: 'long' }) });
   // The resident set every second, to tell a steady climb from a spike.
   const samplesMiB = [];
   const sampler = setInterval(() => samplesMiB.push(Math.round(rssMiB(server.child.pid).current)), 1000);

@@ -4,9 +4,7 @@
 // its own `http_requests_total` counted on that route.
 const { createServer } = require('node:http');
 const os = require('node:os');
-const autocannon = require('autocannon');
-const { cpuNs, spread } = require('./lib');
-const { medians, printSummary } = require('./medians');
+const { cpuNs, loadPlants, medians, printSummary, spread } = require('./lib');
 
 const ROUTE = '/plants/:id';
 // The server span of a request to ROUTE, and no other span, carries `http.route` = ROUTE: in OTLP
@@ -59,14 +57,9 @@ async function startSink() {
 async function answered(url, metricsToken) {
   const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
   if (!response.ok) throw new Error(`tracing: /metrics answered ${response.status}`);
-  const text = await response.text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('http_requests_total{') && line.includes(`route="${ROUTE}"`)) {
-      total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return total;
+  const counts = (await response.text()).split('\n').filter((line) => line.startsWith('http_requests_total{'));
+  const onRoute = counts.filter((line) => line.includes(`route="${ROUTE}"`));
+  return onRoute.reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
 async function measure(helpers, sink, mode, extraEnv) {
@@ -78,14 +71,7 @@ async function measure(helpers, sink, mode, extraEnv) {
     sink.take(); // the start-up's probes and spans are not this run's
     let n = 0;
     const load = (seconds) =>
-      autocannon({
-        url: `${server.url}/plants`,
-        method: 'GET',
-        connections,
-        duration: seconds,
-        headers: { authorization: `Bearer ${token}` },
-        requests: [{ setupRequest: (req) => ({ ...req, path: `/plants/${spread(n++, seeded)}` }) }],
-      });
+      loadPlants(server.url, { token, connections, duration: seconds, path: () => `/plants/${spread(n++, seeded)}` });
     await load(1); // warm-up: JIT, caches
     const cpuBefore = cpuNs(server.child.pid).all;
     const result = await load(duration);

@@ -6,9 +6,7 @@ const { randomBytes } = require('node:crypto');
 const { fork } = require('node:child_process');
 const { createServer } = require('node:http');
 const { performance } = require('node:perf_hooks');
-const autocannon = require('autocannon');
-const { freePort, percentile, sleep } = require('./lib');
-const { medians, printSummary } = require('./medians');
+const { freePort, loadPlants, medians, percentile, printSummary, sleep } = require('./lib');
 
 const PACED_SHARES = [0.5, 0.75]; // shares of the two endpoints' full-load rate, measured again paced
 const STEADY_RATE = 100; // creates a second for the steady latency
@@ -80,22 +78,16 @@ async function measureCreates(helpers, { endpoints = 0, dead = false, rate = und
   let nextId = 1;
   try {
     const load = (seconds) =>
-      autocannon({
-        url: `${server.url}/plants`,
-        method: 'POST',
+      loadPlants(server.url, {
+        token,
         connections,
         duration: seconds,
-        ...(rate === undefined ? {} : { overallRate: rate }),
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        requests: [
-          {
-            setupRequest: (req, context) => {
-              context.id = String(nextId);
-              return { ...req, body: JSON.stringify({ id: nextId++, name: 'Monstera', tag: 'tropical' }) };
-            },
-            onResponse: (_status, _body, context) => answeredAt.set(context.id, now()),
-          },
-        ],
+        ...(rate !== undefined && { overallRate: rate }),
+        body: (context) => {
+          context.id = String(nextId);
+          return { id: nextId++, name: 'Monstera', tag: 'tropical' };
+        },
+        onResponse: (_status, _body, context) => answeredAt.set(context.id, now()),
       });
     await load(1);
     const result = await load(duration);
