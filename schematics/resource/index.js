@@ -109,9 +109,9 @@ function answerProperty(field) {
   const schema = {
     text: [`maxLength: ${option('max')}`],
     pattern: [`maxLength: ${option('max')}`, `pattern: ${JSON.stringify(option('pattern')?.slice(1, -1))}`],
-    integer: [`type: 'integer'`, `minimum: ${option('min')}`, `maximum: ${option('max')}`],
+    integer: [`type: 'integer'`, `format: 'int32'`, `minimum: ${option('min')}`, `maximum: ${option('max')}`],
     boolean: [],
-    int64: [`type: 'integer'`, `format: 'int64'`],
+    int64: ['...INT64_SCHEMA'],
     oneof: [`enum: ${option('values')}`],
   }[field.kind];
   const all = [...schema, ...(field.optional ? ['required: false'] : [])];
