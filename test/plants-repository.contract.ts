@@ -1,9 +1,13 @@
-import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
-import { CreateResult, PlantsRepository } from '../src/plants/persistence/plants.repository';
+import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
+import { conflictMessage } from '../src/common/resources/resource-name';
+import { PlantsRepository } from '../src/plants/persistence/plants.repository';
 import { Plant } from '../src/plants/plant';
 
-const created = (plant: Plant): CreateResult => ({ plant, created: true });
-const replayed = (plant: Plant): CreateResult => ({ plant, created: false });
+/** What `create` resolves with: a new plant stored, or the same one found stored (a replay). */
+const CREATED = { created: true };
+const REPLAYED = { created: false };
+const conflict = (id: bigint) =>
+  new ResourceConflictError(conflictMessage('plant', id, { differs: 'a different name or tag' }));
 
 /** Makes a repository over an empty store, and the means to reopen and dispose of it. */
 export interface RepositoryHarness {
@@ -29,41 +33,35 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
     afterEach(() => harness.dispose());
 
     describe('create', () => {
-      it('should return the plant it stored, as created', async () => {
-        await expect(repository.create({ id: 1n, name: 'Monstera', tag: 'tropical' })).resolves.toEqual(
-          created({ id: 1n, name: 'Monstera', tag: 'tropical' }),
-        );
+      it('should store a new plant, as created', async () => {
+        await expect(repository.create({ id: 1n, name: 'Monstera', tag: 'tropical' })).resolves.toEqual(CREATED);
       });
 
       it('should store a plant without a tag as having none', async () => {
-        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual(created({ id: 2n, name: 'Fern' }));
-        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual(replayed({ id: 2n, name: 'Fern' }));
+        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual(CREATED);
+        await expect(repository.create({ id: 2n, name: 'Fern' })).resolves.toEqual(REPLAYED);
       });
     });
 
     describe('when the same id comes again', () => {
-      it('should accept an identical plant and return the stored one', async () => {
+      it('should accept an identical plant as a replay', async () => {
         await repository.create({ id: 3n, name: 'Calathea', tag: 'prayer' });
-        await expect(repository.create({ id: 3n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual(
-          replayed({ id: 3n, name: 'Calathea', tag: 'prayer' }),
-        );
+        await expect(repository.create({ id: 3n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual(REPLAYED);
       });
 
       it.each<[string, Plant]>([
         ['another name', { id: 4n, name: 'Pothos', tag: 'prayer' }],
         ['another tag', { id: 4n, name: 'Calathea', tag: 'other' }],
         ['no tag', { id: 4n, name: 'Calathea' }],
-      ])('should reject %s with PlantConflictError and keep the stored plant', async (_label, conflicting) => {
+      ])('should reject %s with ResourceConflictError and keep the stored plant', async (_label, conflicting) => {
         await repository.create({ id: 4n, name: 'Calathea', tag: 'prayer' });
-        await expect(repository.create(conflicting)).rejects.toThrow(PlantConflictError);
-        await expect(repository.create({ id: 4n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual(
-          replayed({ id: 4n, name: 'Calathea', tag: 'prayer' }),
-        );
+        await expect(repository.create(conflicting)).rejects.toThrow(ResourceConflictError);
+        await expect(repository.create({ id: 4n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual(REPLAYED);
       });
 
       it('should reject a tag where the stored plant has none', async () => {
         await repository.create({ id: 5n, name: 'Aloe' });
-        await expect(repository.create({ id: 5n, name: 'Aloe', tag: '' })).rejects.toThrow(PlantConflictError);
+        await expect(repository.create({ id: 5n, name: 'Aloe', tag: '' })).rejects.toThrow(ResourceConflictError);
       });
     });
 
@@ -74,9 +72,9 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
           await repository.create({ id, name: 'exact' });
           const neighbour = id === 2n ** 63n - 1n ? id - 1n : id + 1n;
           await repository.create({ id: neighbour, name: 'neighbour' });
-          await expect(repository.create({ id, name: 'neighbour' })).rejects.toThrow(new PlantConflictError(id));
+          await expect(repository.create({ id, name: 'neighbour' })).rejects.toThrow(conflict(id));
           const reopened = await harness.reopen();
-          await expect(reopened.create({ id, name: 'exact' })).resolves.toEqual(replayed({ id, name: 'exact' }));
+          await expect(reopened.create({ id, name: 'exact' })).resolves.toEqual(REPLAYED);
         },
       );
     });
@@ -87,9 +85,7 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
         async (name) => {
           await repository.create({ id: 6n, name, tag: name });
           const reopened = await harness.reopen();
-          await expect(reopened.create({ id: 6n, name, tag: name })).resolves.toEqual(
-            replayed({ id: 6n, name, tag: name }),
-          );
+          await expect(reopened.create({ id: 6n, name, tag: name })).resolves.toEqual(REPLAYED);
         },
       );
     });
@@ -167,8 +163,8 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
       it('should make a create after a delete a new create, with nothing of the old plant left', async () => {
         await repository.create({ id: 9n, name: 'Old', tag: 'gone' });
         await repository.delete(9n);
-        await expect(repository.create({ id: 9n, name: 'New' })).resolves.toEqual(created({ id: 9n, name: 'New' }));
-        await expect(repository.create({ id: 9n, name: 'Old', tag: 'gone' })).rejects.toThrow(PlantConflictError);
+        await expect(repository.create({ id: 9n, name: 'New' })).resolves.toEqual(CREATED);
+        await expect(repository.create({ id: 9n, name: 'Old', tag: 'gone' })).rejects.toThrow(ResourceConflictError);
         const reopened = await harness.reopen();
         await expect(reopened.get(9n)).resolves.toEqual({ id: 9n, name: 'New' });
       });
@@ -188,14 +184,14 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
             repository.delete(id),
             repository.create({ id, name: 'B' }),
           ]);
-          expect(createA.status === 'fulfilled' || createA.reason instanceof PlantConflictError).toBe(true);
-          expect(createB.status === 'fulfilled' || createB.reason instanceof PlantConflictError).toBe(true);
+          expect(createA.status === 'fulfilled' || createA.reason instanceof ResourceConflictError).toBe(true);
+          expect(createB.status === 'fulfilled' || createB.reason instanceof ResourceConflictError).toBe(true);
           expect(deleted.status).toBe('fulfilled');
           const stored = await repository.get(id);
           // Whatever is left was created by one of the two and matches what that create answered.
           if (stored !== undefined) {
             const winner = stored.name === 'A' ? createA : createB;
-            expect(winner).toEqual({ status: 'fulfilled', value: created({ id, name: stored.name }) });
+            expect(winner).toEqual({ status: 'fulfilled', value: CREATED });
           }
         }
       });
@@ -205,10 +201,8 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
       it('should keep stored plants across a reopen', async () => {
         await repository.create({ id: 7n, name: 'Kept', tag: 'durable' });
         const reopened = await harness.reopen();
-        await expect(reopened.create({ id: 7n, name: 'Changed' })).rejects.toThrow(PlantConflictError);
-        await expect(reopened.create({ id: 7n, name: 'Kept', tag: 'durable' })).resolves.toEqual(
-          replayed({ id: 7n, name: 'Kept', tag: 'durable' }),
-        );
+        await expect(reopened.create({ id: 7n, name: 'Changed' })).rejects.toThrow(ResourceConflictError);
+        await expect(reopened.create({ id: 7n, name: 'Kept', tag: 'durable' })).resolves.toEqual(REPLAYED);
       });
     });
 
@@ -216,10 +210,10 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
       it('should lose nothing among hundreds of concurrent creates', async () => {
         const ids = Array.from({ length: 300 }, (_, i) => BigInt(i) + 2n ** 60n);
         const results = await Promise.all(ids.map((id) => repository.create({ id, name: `plant ${id}` })));
-        expect(results).toEqual(ids.map((id) => created({ id, name: `plant ${id}` })));
+        expect(results).toEqual(ids.map(() => CREATED));
         const replays = await Promise.allSettled(ids.map((id) => repository.create({ id, name: `other ${id}` })));
         expect(
-          replays.every((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError),
+          replays.every((result) => result.status === 'rejected' && result.reason instanceof ResourceConflictError),
         ).toBe(true);
       });
 
@@ -230,7 +224,7 @@ export function describePlantsRepositoryContract(name: string, makeHarness: () =
         const winners = attempts.filter((result) => result.status === 'fulfilled');
         expect(winners).toHaveLength(1);
         expect(
-          attempts.filter((result) => result.status === 'rejected' && result.reason instanceof PlantConflictError),
+          attempts.filter((result) => result.status === 'rejected' && result.reason instanceof ResourceConflictError),
         ).toHaveLength(49);
       });
     });

@@ -14,12 +14,16 @@ import { Transaction } from '../src/database/transaction';
 import { Events } from '../src/events/events';
 import { NoEvents } from '../src/events/publishes';
 import { Plant } from '../src/plants/plant';
-import { PlantConflictError } from '../src/plants/persistence/plant-conflict.error';
+import { ResourceConflictError } from '../src/common/errors/resource-conflict.error';
+import { conflictMessage } from '../src/common/resources/resource-name';
 import { PLANTS_MIGRATIONS } from '../src/plants/persistence/plants.migrations';
 import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
 import { describePlantsRepositoryContract } from './plants-repository.contract';
 import { createTestSchema, describePostgres, TestSchema, viaPort } from './support/postgres';
 import { TcpProxy } from './support/tcp-proxy';
+
+const conflict = (id: bigint) =>
+  new ResourceConflictError(conflictMessage('plant', id, { differs: 'a different name or tag' }));
 
 type OpenRepository = SqlPlantsRepository & { ping(): Promise<void>; close(): Promise<void> };
 
@@ -174,12 +178,12 @@ describe('SqlPlantsRepository on SQLite', () => {
         repository.create({ id: 4n, name: 'plant 4', tag: 'last' }),
       ]);
       expect(results).toEqual([
-        { plant: { id: 1n, name: 'plant 1' }, created: true },
-        { plant: { id: 2n, name: 'plant 2' }, created: true },
-        { plant: { id: 3n, name: 'plant 3' }, created: true },
-        { plant: { id: 5n, name: 'already there' }, created: false },
-        new PlantConflictError(5n),
-        { plant: { id: 4n, name: 'plant 4', tag: 'last' }, created: true },
+        { created: true },
+        { created: true },
+        { created: true },
+        { created: false },
+        conflict(5n),
+        { created: true },
       ]);
       // The first create alone, then one transaction for the six that came together.
       expect(hook.transactions).toEqual([[5n], [1n, 2n, 3n, 4n]]);
@@ -193,12 +197,7 @@ describe('SqlPlantsRepository on SQLite', () => {
         repository.delete(7n),
         repository.create({ id: 7n, name: 'second' }),
       ]);
-      expect(outcomes).toEqual([
-        { plant: { id: 7n, name: 'first' }, created: true },
-        true,
-        false,
-        { plant: { id: 7n, name: 'second' }, created: true },
-      ]);
+      expect(outcomes).toEqual([{ created: true }, true, false, { created: true }]);
       await expect(repository.get(7n)).resolves.toEqual({ id: 7n, name: 'second' });
       // Create, delete and create of one id: three events, published in the writes' order (a run of
       // creates or of deletes a call) in the batch's one transaction, all after its commit.
@@ -357,11 +356,12 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       return rows[0].n;
     };
 
-    it('should commit them as one transaction, each resolved with its own plant', async () => {
+    it('should commit them as one transaction, each resolved as created and stored as sent', async () => {
       const plants = Array.from({ length: 300 }, (_, i) => ({ id: BigInt(i) - 150n, name: `plant ${i}` }));
       const results = await Promise.all(plants.map((plant) => repository.create(plant)));
-      expect(results).toEqual(plants.map((plant) => ({ plant, created: true })));
+      expect(results).toEqual(plants.map(() => ({ created: true })));
       await expect(transactions()).resolves.toBe(1);
+      await expect(repository.list({ limit: 300 })).resolves.toEqual(plants);
     });
 
     it('should settle one id sent twice in one batch like two creates in a row', async () => {
@@ -372,10 +372,10 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
         repository.create({ id: 2n, name: 'Moss' }),
       ]);
       expect(results).toEqual([
-        { status: 'fulfilled', value: { plant: { id: 1n, name: 'Fern', tag: 'shade' }, created: true } },
-        { status: 'fulfilled', value: { plant: { id: 1n, name: 'Fern', tag: 'shade' }, created: false } },
-        { status: 'rejected', reason: new PlantConflictError(1n) },
-        { status: 'fulfilled', value: { plant: { id: 2n, name: 'Moss' }, created: true } },
+        { status: 'fulfilled', value: { created: true } },
+        { status: 'fulfilled', value: { created: false } },
+        { status: 'rejected', reason: conflict(1n) },
+        { status: 'fulfilled', value: { created: true } },
       ]);
       await expect(transactions()).resolves.toBe(1);
     });
@@ -499,12 +499,8 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       await expect(repository.create({ id: 2n, name: 'during' })).rejects.toThrow(StorageUnavailableError);
       await expect(repository.ping()).rejects.toThrow(StorageUnavailableError);
       await proxy.start();
-      await expect(repository.create({ id: 2n, name: 'during' })).resolves.toMatchObject({
-        plant: { id: 2n, name: 'during' },
-      });
-      await expect(repository.create({ id: 1n, name: 'before' })).resolves.toMatchObject({
-        plant: { id: 1n, name: 'before' },
-      });
+      await expect(repository.create({ id: 2n, name: 'during' })).resolves.toEqual({ created: true });
+      await expect(repository.create({ id: 1n, name: 'before' })).resolves.toEqual({ created: false });
     });
 
     it('should survive its connections being terminated by the server', async () => {
@@ -512,12 +508,8 @@ describePostgres('SqlPlantsRepository on PostgreSQL', () => {
       await schema.admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
         schema.name,
       ]);
-      await expect(repository.create({ id: 4n, name: 'after' })).resolves.toMatchObject({
-        plant: { id: 4n, name: 'after' },
-      });
-      await expect(repository.create({ id: 3n, name: 'first' })).resolves.toMatchObject({
-        plant: { id: 3n, name: 'first' },
-      });
+      await expect(repository.create({ id: 4n, name: 'after' })).resolves.toEqual({ created: true });
+      await expect(repository.create({ id: 3n, name: 'first' })).resolves.toEqual({ created: false });
     });
   });
 });

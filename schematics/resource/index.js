@@ -1,7 +1,8 @@
 /**
  * The `resource` schematic: a whole resource in the house's one pattern (create-once, a keyset list,
  * get and delete by id; an int64 key chosen by the client; its fields from `--field` specs, fields.js,
- * or a `name` text field without any), the way Nest's own `resource` schematic
+ * or a `name` text field without any; its options, schema.json: `--answer-without-id`,
+ * `--bare-created-event`, `--group-commit`, `--publish-events`), the way Nest's own `resource` schematic
  * makes a CRUD skeleton: templates under `files/`, the module registered by code. It also registers
  * the feature's migrations, and formats what it wrote with the project's Prettier settings.
  *
@@ -77,6 +78,46 @@ function fieldSpecs(options) {
   return specs;
 }
 
+/**
+ * The resource's options (schema.json): given to the schematic, or what `npm run generate:resource`
+ * hands over in GENERATE_RESOURCE_OPTIONS (a JSON object), for the reason of `fieldSpecs`.
+ */
+function resourceOptions(options) {
+  const given = process.env.GENERATE_RESOURCE_OPTIONS;
+  const handed = given === undefined || given === '' ? {} : JSON.parse(given);
+  if (handed === null || typeof handed !== 'object' || Array.isArray(handed)) {
+    throw new SchematicsException('GENERATE_RESOURCE_OPTIONS must be a JSON object of options');
+  }
+  const flag = (key) => options[key] === true || handed[key] === true;
+  return {
+    answerWithoutId: flag('answerWithoutId'),
+    bareCreatedEvent: flag('bareCreatedEvent'),
+    groupCommit: flag('groupCommit'),
+    publishEvents: flag('publishEvents'),
+    date: options.date ?? handed.date,
+  };
+}
+
+/** "name", "name or tag", "name, size or tag". */
+function listed(words) {
+  return words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+}
+
+/** The `@ApiProperty` options of a field in an answer without the id: the schema of the value, as stored. */
+function answerProperty(field) {
+  const option = (key) => field.options.find((entry) => entry.startsWith(`${key}: `))?.slice(key.length + 2);
+  const schema = {
+    text: [`maxLength: ${option('max')}`],
+    pattern: [`maxLength: ${option('max')}`, `pattern: ${JSON.stringify(option('pattern')?.slice(1, -1))}`],
+    integer: [`type: 'integer'`, `format: 'int32'`, `minimum: ${option('min')}`, `maximum: ${option('max')}`],
+    boolean: [],
+    int64: ['...INT64_SCHEMA'],
+    oneof: [`enum: ${option('values')}`],
+  }[field.kind];
+  const all = [...schema, ...(field.optional ? ['required: false'] : [])];
+  return all.length === 0 ? '' : `{ ${all.join(', ')} }`;
+}
+
 /** What the templates write the fields with, beside the fields themselves. */
 function fieldValues(fields) {
   const presets = new Map([['Int64Property', 'int64/int64-property.decorator']]);
@@ -91,6 +132,9 @@ function fieldValues(fields) {
   const width = Math.max(2, ...fields.map((field) => field.column.length));
   return {
     fields,
+    /** What a 409 says differs: "a different name or tag". */
+    differs: `a different ${listed(fields.map((field) => field.spoken))}`,
+    answerProperty,
     presets: [...presets].map(([name, path]) => ({ name, path })),
     unions: fields.filter((field) => field.declaration).map((field) => field.type),
     /** The CREATE TABLE's lines on `store`, the id's first, the names aligned. */
@@ -105,7 +149,8 @@ function fieldValues(fields) {
 function main(options) {
   const names = namesOf(options);
   const sourceRoot = (options.sourceRoot ?? 'src').replace(/\/+$/, '');
-  const date = options.date ?? today();
+  const chosen = resourceOptions(options);
+  const date = chosen.date ?? today();
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new SchematicsException(`The date "${date}" is not YYYY-MM-DD`);
   let fields;
   try {
@@ -117,6 +162,7 @@ function main(options) {
   const values = {
     ...names,
     ...fieldValues(fields),
+    ...chosen,
     date,
     sourceRoot,
     skipImport: options.skipImport === true,

@@ -1,40 +1,47 @@
-import { Events } from '../events/events';
+import { eventData } from '../events/event-data';
 import { EventType } from '../events/event-type';
+import { Events } from '../events/events';
 import { NewPlantDto } from './dto/new-plant.dto';
-import { newPlantPayload } from './new-plant.payload';
 import { Plant } from './plant';
 
 /**
- * The ports through which plants publishes its changes, in the transaction that makes them:
- * `PlantsModule` binds each with `publishes(…)` to whoever publishes events (the webhook outbox);
- * plants knows nothing more of who listens.
+ * The port through which the plants feature publishes "a plant was created", in the
+ * transaction that stores it (`InsertOnce`), never for a replay or a 409. `PlantsModule` binds it.
  */
 export abstract class PlantCreated extends Events<Plant> {}
-export abstract class PlantDeleted extends Events<Plant> {}
 
-/** The plant of the document's examples: the NewPlant schema's own example. */
-const EXAMPLE_PLANT: Plant = { id: 10n, name: 'Monstera deliciosa', tag: 'tropical' };
+/**
+ * The `plant.created` webhook event: its body is the NewPlant itself (`bare`), ids exact,
+ * without the Standard Webhooks envelope.
+ */
+// The document's example of both webhooks, written as they are sent: NewPlant's own examples.
+const EXAMPLE: Plant = { id: 10n, name: 'Monstera deliciosa', tag: 'tropical' };
 
-/** The new-plant event: its subscribers get the NewPlant exactly, as the specification's webhook does. */
 export const PLANT_CREATED: EventType<Plant> = {
   name: 'plant.created',
   port: PlantCreated,
-  data: newPlantPayload,
+  data: eventData,
   bare: true,
   webhook: {
     name: 'newPlant',
     summary: 'A new plant was added to the store',
     description: 'Sent once per stored plant (a create that is not a replay), with the NewPlant as its body.',
     data: NewPlantDto,
-    example: EXAMPLE_PLANT,
+    example: EXAMPLE,
   },
 };
 
-/** A plant was deleted: its data is the plant as it was stored. */
+/**
+ * The port through which the plants feature publishes "a plant was deleted", in the
+ * transaction that deletes it (`InsertOnce`), never for a 404. `PlantsModule` binds it.
+ */
+export abstract class PlantDeleted extends Events<Plant> {}
+
+/** The `plant.deleted` webhook event, in the Standard Webhooks envelope: its `data` is the plant as it was stored. */
 export const PLANT_DELETED: EventType<Plant> = {
   name: 'plant.deleted',
   port: PlantDeleted,
-  data: newPlantPayload,
+  data: eventData,
   webhook: {
     name: 'plantDeleted',
     summary: 'A plant was deleted from the store',
@@ -42,6 +49,6 @@ export const PLANT_DELETED: EventType<Plant> = {
       'Sent once per `DELETE /plants/{id}` answered 204, with the plant as it was stored as its `data` ' +
       '(a 404 sends nothing). Endpoints receive it only when their `eventTypes` name it.',
     data: NewPlantDto,
-    example: EXAMPLE_PLANT,
+    example: EXAMPLE,
   },
 };

@@ -1,127 +1,79 @@
-import { ConflictException, NotFoundException } from '@nestjs/common';
+import { NotFoundException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
-import { PlantsMetrics } from './plants.metrics';
-import { PlantConflictError } from './persistence/plant-conflict.error';
-import { PlantsRepository } from './persistence/plants.repository';
-import { StorageTimeoutError } from '../database/storage-timeout.error';
-import { StorageUnavailableError } from '../database/storage-unavailable.error';
+import { ResourceConflictError } from '../common/errors/resource-conflict.error';
 import { StorageError } from '../database/storage.error';
+import { PlantsRepository } from './persistence/plants.repository';
+import { Plant } from './plant';
 import { PlantsService } from './plants.service';
+
+// The service hands plants through to the port whatever their fields: these stand for any.
+const stored = { id: 9007199254740993n } as Plant;
 
 describe('PlantsService', () => {
   let service: PlantsService;
   let repository: jest.Mocked<PlantsRepository>;
   let registry: Registry;
 
-  const counted = async (name: string, labels: Record<string, string>) => {
-    const metric = await registry.getSingleMetric(name)!.get();
-    return metric.values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value ?? 0;
-  };
+  /** `plant_store_plants_total` by outcome. */
+  const counted = async (outcome: string) =>
+    (await registry.getSingleMetric('plant_store_plants_total')!.get()).values.find(
+      (value) => value.labels.outcome === outcome,
+    )?.value ?? 0;
 
   beforeEach(async () => {
     repository = { create: jest.fn(), list: jest.fn(), get: jest.fn(), delete: jest.fn() };
     const moduleRef = await Test.createTestingModule({
       providers: [
         PlantsService,
-        PlantsMetrics,
-        { provide: Registry, useValue: new Registry() },
         { provide: PlantsRepository, useValue: repository },
+        { provide: Registry, useValue: new Registry() },
       ],
     }).compile();
     service = moduleRef.get(PlantsService);
     registry = moduleRef.get(Registry);
   });
 
-  describe('create', () => {
-    it('should return the plant the repository stored and count it as created', async () => {
-      const plant = { id: 9007199254740993n, name: 'Monstera', tag: 'tropical' };
-      repository.create.mockResolvedValue({ plant, created: true });
-      await expect(service.create(plant)).resolves.toEqual(plant);
-      expect(repository.create).toHaveBeenCalledWith(plant);
-      expect(await counted('plant_store_plants_total', { outcome: 'created' })).toBe(1);
-    });
-
-    it('should count an identical replay as replayed', async () => {
-      repository.create.mockResolvedValue({ plant: { id: 1n, name: 'x' }, created: false });
-      await expect(service.create({ id: 1n, name: 'x' })).resolves.toEqual({ id: 1n, name: 'x' });
-      expect(await counted('plant_store_plants_total', { outcome: 'replayed' })).toBe(1);
-      expect(await counted('plant_store_plants_total', { outcome: 'created' })).toBe(0);
-    });
-
-    it('should turn a conflicting id into a 409 that names the id', async () => {
-      repository.create.mockRejectedValue(new PlantConflictError(7n));
-      const result = service.create({ id: 7n, name: 'Other' });
-      await expect(result).rejects.toThrow(ConflictException);
-      await expect(result).rejects.toThrow('A plant with id 7 already exists with a different name or tag');
-    });
-
-    it.each([
-      new StorageUnavailableError('PostgreSQL is unavailable', { cause: null }),
-      new StorageTimeoutError('PostgreSQL did not answer within 5 ms', { cause: null }),
-      new StorageError('SQLite failed to store a plant', { cause: new Error('disk I/O error') }),
-    ])('should let %s through unchanged, for the exception filter to answer', async (failure) => {
-      repository.create.mockRejectedValue(failure);
-      await expect(service.create({ id: 1n, name: 'x' })).rejects.toBe(failure);
-      expect(await counted('plant_store_plants_total', { outcome: 'created' })).toBe(0);
-    });
+  it('should store a new plant and answer it, answer a replay with what is stored, and count each by outcome', async () => {
+    repository.create.mockResolvedValueOnce({ created: true }).mockResolvedValueOnce({ created: false });
+    await expect(service.create(stored)).resolves.toBe(stored);
+    await expect(service.create(stored)).resolves.toBe(stored);
+    expect(repository.create.mock.calls).toEqual([[stored], [stored]]);
+    expect([await counted('created'), await counted('replayed')]).toEqual([1, 1]);
   });
 
-  describe('list', () => {
-    const plants = (...ids: bigint[]) => ids.map((id) => ({ id, name: `plant ${id}` }));
-
-    it('should ask for one plant more than the limit and give no next cursor when it is not there', async () => {
-      repository.list.mockResolvedValue(plants(1n, 2n));
-      await expect(service.list({ limit: 2, after: -5n })).resolves.toEqual({ items: plants(1n, 2n) });
-      expect(repository.list).toHaveBeenCalledWith({ limit: 3, after: -5n });
-    });
-
-    it('should drop the extra plant and continue after the last one returned', async () => {
-      repository.list.mockResolvedValue(plants(2n ** 63n - 3n, 2n ** 63n - 2n, 2n ** 63n - 1n));
-      await expect(service.list({ limit: 2 })).resolves.toEqual({
-        items: plants(2n ** 63n - 3n, 2n ** 63n - 2n),
-        next: 2n ** 63n - 2n,
-      });
-      expect(repository.list).toHaveBeenCalledWith({ limit: 3, after: undefined });
-    });
-
-    it('should answer an empty store with an empty page', async () => {
-      repository.list.mockResolvedValue([]);
-      await expect(service.list({ limit: 100 })).resolves.toEqual({ items: [] });
-    });
+  it.each([
+    new ResourceConflictError('A plant with id 7 already exists with a different name or tag'),
+    new StorageError('The store failed', { cause: null }),
+  ])('should let %s through as it is, for the exception filter to answer, and count nothing', async (failure) => {
+    repository.create.mockRejectedValue(failure);
+    await expect(service.create(stored)).rejects.toBe(failure);
+    expect([await counted('created'), await counted('replayed')]).toEqual([0, 0]);
   });
 
-  describe('get', () => {
-    it('should return the stored plant', async () => {
-      repository.get.mockResolvedValue({ id: -(2n ** 63n), name: 'min' });
-      await expect(service.get(-(2n ** 63n))).resolves.toEqual({ id: -(2n ** 63n), name: 'min' });
-      expect(repository.get).toHaveBeenCalledWith(-(2n ** 63n));
-    });
-
-    it('should turn a missing plant into a 404 that names the exact id', async () => {
-      repository.get.mockResolvedValue(undefined);
-      await expect(service.get(9007199254740993n)).rejects.toThrow(
-        new NotFoundException('No plant with id 9007199254740993'),
-      );
-    });
+  it('should answer the stored plant, and a 404 naming the id when there is none', async () => {
+    repository.get.mockResolvedValueOnce(stored).mockResolvedValueOnce(undefined);
+    await expect(service.get(stored.id)).resolves.toBe(stored);
+    const missing = service.get(-9223372036854775808n);
+    await expect(missing).rejects.toThrow(NotFoundException);
+    await expect(missing).rejects.toThrow('No plant with id -9223372036854775808');
+    expect(repository.get.mock.calls).toEqual([[stored.id], [-9223372036854775808n]]);
   });
 
-  describe('delete', () => {
-    it('should resolve when the repository deleted the plant', async () => {
-      repository.delete.mockResolvedValue(true);
-      await expect(service.delete(7n)).resolves.toBeUndefined();
-      expect(repository.delete).toHaveBeenCalledWith(7n);
-    });
+  it('should read one more than the limit, and set next to the last id answered only when more follow', async () => {
+    const [first, second, third] = [-1n, 0n, 1n].map((id) => ({ ...stored, id }));
+    repository.list.mockResolvedValueOnce([first, second, third]).mockResolvedValueOnce([third]);
+    await expect(service.list({ limit: 2 })).resolves.toEqual({ items: [first, second], next: 0n });
+    await expect(service.list({ limit: 2, after: 0n })).resolves.toEqual({ items: [third] });
+    expect(repository.list.mock.calls).toEqual([[{ limit: 3 }], [{ limit: 3, after: 0n }]]);
+  });
 
-    it('should turn a missing plant into a 404', async () => {
-      repository.delete.mockResolvedValue(false);
-      await expect(service.delete(7n)).rejects.toThrow(new NotFoundException('No plant with id 7'));
-    });
-
-    it('should let other storage failures through for the filter to answer 500', async () => {
-      const failure = new StorageError('SQLite failed to delete a plant', { cause: null });
-      repository.delete.mockRejectedValue(failure);
-      await expect(service.delete(7n)).rejects.toBe(failure);
-    });
+  it('should delete a stored plant, and answer a 404 naming the id when there is none', async () => {
+    repository.delete.mockResolvedValueOnce(true).mockResolvedValueOnce(false);
+    await expect(service.delete(stored.id)).resolves.toBeUndefined();
+    const missing = service.delete(stored.id);
+    await expect(missing).rejects.toThrow(NotFoundException);
+    await expect(missing).rejects.toThrow(`No plant with id ${stored.id}`);
+    expect(repository.delete.mock.calls).toEqual([[stored.id], [stored.id]]);
   });
 });

@@ -1,33 +1,34 @@
-import { ConflictException, Injectable } from '@nestjs/common';
-import { withoutStack } from '../common/errors/without-stack';
+import { Injectable } from '@nestjs/common';
+import { Counter, Registry } from 'prom-client';
 import { Page, pageOf, PageQuery } from '../common/paging/page';
+import { createsCounter } from '../common/resources/creates-counter';
 import { resourceNotFound } from '../common/resources/resource-name';
-import { PlantConflictError } from './persistence/plant-conflict.error';
 import { PlantsRepository } from './persistence/plants.repository';
 import { Plant } from './plant';
-import { PlantsMetrics } from './plants.metrics';
 
 @Injectable()
 export class PlantsService {
+  private readonly creates: Counter<'outcome'>;
+
   constructor(
     private readonly plants: PlantsRepository,
-    private readonly metrics: PlantsMetrics,
-  ) {}
-
-  /** Stores a new plant; sending an identical plant again is a safe retry that returns it again. */
-  async create(plant: Plant): Promise<Plant> {
-    try {
-      const result = await this.plants.create(plant);
-      this.metrics.created.inc({ outcome: result.created ? 'created' : 'replayed' });
-      return result.plant;
-    } catch (error) {
-      if (error instanceof PlantConflictError) throw withoutStack(() => new ConflictException(error.message));
-      // Storage failures go on as they are: the exception filter answers them (503 or 500).
-      throw error;
-    }
+    registry: Registry,
+  ) {
+    this.creates = createsCounter(registry, 'plants', 'plant');
   }
 
-  /** Up to `limit` plants after `after`, by id; `next` is set when the store holds more. */
+  /**
+   * Stores a new plant; the same one again is a safe retry that answers it again (the request body holds only the DTO's fields). Other content
+   * under a stored id is a 409: the repository throws `ResourceConflictError`, which the exception
+   * filter answers.
+   */
+  async create(plant: Plant): Promise<Plant> {
+    const { created } = await this.plants.create(plant);
+    this.creates.inc({ outcome: created ? 'created' : 'replayed' });
+    return plant;
+  }
+
+  /** Up to `limit` plants after `after`, by id; `next` is set when the store holds more (one more was read). */
   async list({ limit, after }: PageQuery): Promise<Page<Plant, bigint>> {
     return pageOf(await this.plants.list({ limit: limit + 1, after }), limit, (plant) => plant.id);
   }

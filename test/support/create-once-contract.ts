@@ -37,7 +37,7 @@ const MAX = '9223372036854775807';
 const MIN = '-9223372036854775808';
 
 /** The fields as JSON text, a bigint field as its exact digits (JSON.stringify cannot write one), an `undefined` one left out. */
-function jsonOf(fields: Fields): string {
+export function jsonOf(fields: Fields): string {
   return stringify(fields) as string;
 }
 

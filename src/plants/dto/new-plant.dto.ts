@@ -30,4 +30,6 @@ export class NewPlantDto {
    */
   @TextProperty({ max: 100, optional: true })
   tag?: string;
+
+  // A field, one preset each (src/common/), in the order answers list them: docs/fields.md.
 }

@@ -1,14 +1,14 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Plant } from '../plant';
 
-/** A plant as the store returns it. It carries no id, as the specification declares. */
+/** A plant as its create answers it: its fields without the id. */
 @ApiSchema({ name: 'Plant' })
 export class PlantDto {
   /**
    * The name of the plant.
    * @example "Monstera deliciosa"
    */
-  @ApiProperty({ maxLength: 200 }) // As stored: NewPlant's rule.
+  @ApiProperty({ maxLength: 200 })
   name!: string;
 
   /**
@@ -19,7 +19,7 @@ export class PlantDto {
   tag?: string;
 }
 
-/** The response body for a stored plant: name, and tag only when there is one. */
+/** The answer of a create: the plant's fields, an absent one left out, without the id. */
 export function toPlantDto(plant: Plant): PlantDto {
-  return plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+  return { name: plant.name, ...(plant.tag === undefined ? {} : { tag: plant.tag }) };
 }
