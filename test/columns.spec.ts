@@ -10,7 +10,7 @@ import {
 import { column, columnName, RowOf, rowMapping, TableOf, ValueOf } from '../src/database/columns';
 import { Tables } from '../src/database/tables';
 import { Plant } from '../src/plants/plant';
-import '../src/plants/persistence/plants.tables';
+import '../src/plants/persistence/plants.migrations';
 
 /**
  * A table's one declaration (`columns.ts`): the value, the row and the query builder's table all follow
