@@ -173,6 +173,14 @@ function main(options) {
     if (tree.getDir(folder).subfiles.length > 0 || tree.getDir(folder).subdirs.length > 0) {
       throw new SchematicsException(`${folder} already exists: choose another name, or remove it first`);
     }
+    // Its creates counter, plant_store_<table>_total, must not be a metric the service already has:
+    // prom-client would refuse the second one at start-up.
+    const metric = `plant_store_${names.table}_total`;
+    tree.getDir(sourceRoot).visit((path) => {
+      if (path.endsWith('.ts') && tree.readText(path).includes(`'${metric}'`)) {
+        throw new SchematicsException(`The service already has a metric ${metric} (${path}): choose another name`);
+      }
+    });
     const written = [];
     const templates = apply(url('./files'), [
       applyTemplates(values),
