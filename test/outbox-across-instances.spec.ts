@@ -197,10 +197,12 @@ describePostgres('the outbox in the plants transactions, across instances (Postg
       await endpoint(b, 'http://127.0.0.1:1/a');
       await a.plants.create({ id: 2n, name: 'p2' });
       const before = await outbox();
+      const connections = a.database.pool.totalCount;
       const written = a.database.writeInOneStatement('store plants', insert([1, 2, 3]), 3, (tx) =>
         plantsCreated().publish(tx, items([1, 2, 3])),
       );
       await expect(written).resolves.toBe(false);
+      expect(a.database.pool.totalCount).toBe(connections); // its connection kept for the next batch
       expect(await plantIds()).toEqual(['2']);
       expect(await outbox()).toEqual(before);
       expect(a.wakes).toBe(1); // the create of 2 only

@@ -237,7 +237,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     }
     let rows: FusedRow[];
     try {
-      ({ rows } = await this.run(this.pool, fused));
+      rows = await this.runKeepingOnGuard(fused);
     } catch (error) {
       await abandon(error);
       if ((error as { code?: unknown }).code === GUARD_FAILED) return false;
@@ -249,6 +249,28 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     runAfterCommit(committed, this.logger);
     if (outcome !== undefined) throw outcome.error; // committed, but publish failed after its statement
     return true;
+  }
+
+  /**
+   * `query` on a connection of the pool, given back for reuse when it fails on its guard (the server
+   * rolled the statement back, the connection is sound; `pool.query` would close it, and each replay
+   * would then open a new one), destroyed on any other failure.
+   */
+  private async runKeepingOnGuard<Row>(query: CompiledQuery<Row>): Promise<Row[]> {
+    const client = await this.pool.connect();
+    let failure: Error | undefined;
+    // A connection that breaks while checked out emits 'error' (see `transaction`).
+    const onError = (error: Error) => (failure ??= error);
+    client.on('error', onError);
+    try {
+      return (await this.run(client, query)).rows;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== GUARD_FAILED) failure ??= error as Error;
+      throw error;
+    } finally {
+      client.off('error', onError);
+      client.release(failure);
+    }
   }
 
   /** A statement on the pool or a transaction's client; pg fails it with "Query read timeout" past `query_timeout`. */
