@@ -158,12 +158,12 @@ describePostgres('the outbox in the plants transactions, across instances (Postg
 
   it('should store a batch with a stored id in a transaction after the one statement stored nothing: each answered, one event for the new plant', async () => {
     const endpointId = await endpoint(b, 'http://127.0.0.1:1/a');
-    await a.plants.create({ id: 1n, name: 'Fern' });
+    await Promise.all([a.plants.create({ id: 1n, name: 'Fern' }), a.plants.create({ id: 2n, name: 'Moss' })]);
     const query = jest.spyOn(Client.prototype, 'query');
     const results = await Promise.allSettled([
       a.plants.create({ id: 3n, name: 'Ivy' }), // new
       a.plants.create({ id: 1n, name: 'Fern' }), // replay
-      a.plants.create({ id: 1n, name: 'Palm' }), // conflict
+      a.plants.create({ id: 2n, name: 'Palm' }), // conflict
     ]);
     expect(results.map((result) => (result.status === 'fulfilled' ? result.value.created : 'rejected'))).toEqual([
       true,
@@ -180,8 +180,15 @@ describePostgres('the outbox in the plants transactions, across instances (Postg
     ]);
     expect(await outbox()).toEqual([
       ['{"id":1,"name":"Fern"}', [endpointId]],
+      ['{"id":2,"name":"Moss"}', [endpointId]],
       ['{"id":3,"name":"Ivy"}', [endpointId]],
     ]);
+  });
+
+  it('should store a batch that names an id twice in a transaction at once, not try it as one statement', async () => {
+    const query = jest.spyOn(Client.prototype, 'query');
+    await Promise.all([a.plants.create({ id: 1n, name: 'Fern' }), a.plants.create({ id: 1n, name: 'Fern' })]);
+    expect(sent(query)[0]).toBe('BEGIN');
   });
 
   describe('writeInOneStatement', () => {

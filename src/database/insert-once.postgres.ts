@@ -56,8 +56,9 @@ async function inHalves<Item, Result>(
 
 /**
  * The creates with the events of the rows they stored; tried once more after a lost connection. With
- * events, first as one statement (`writeInOneStatement`), which stores the batch only if every row is
- * new; else, or when some row was there already, in a transaction that reads what is stored.
+ * events and distinct ids, first as one statement (`writeInOneStatement`), which stores the batch only
+ * if every row is new; else, or when some row was there already, in a transaction that reads what is
+ * stored.
  */
 async function createOnce<C extends Columns, Value extends Keyed>(
   on: TableOnStore<C, Value>,
@@ -65,9 +66,11 @@ async function createOnce<C extends Columns, Value extends Keyed>(
 ): Promise<Outcome<Value>[]> {
   const { database, table } = on;
   const { created: events } = table;
+  // An id twice in the batch (a client's retry within one turn) is never all new: straight to the transaction.
   const inOneStatement = async () =>
     events !== undefined &&
     database instanceof PostgresDatabase &&
+    new Set(values.map((value) => value.id)).size === values.length &&
     database.writeInOneStatement(`store ${table.what}`, insertStatement(on, values), values.length, (tx) =>
       events.publish(tx, values),
     );
