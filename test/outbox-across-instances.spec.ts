@@ -1,3 +1,4 @@
+import { CompiledQuery } from 'kysely';
 import { Client } from 'pg';
 import { PostgresDatabase } from '../src/database/postgres-database';
 import { SqlPlantsRepository } from '../src/plants/persistence/sql-plants.repository';
@@ -130,26 +131,114 @@ describePostgres('the outbox in the plants transactions, across instances (Postg
   /** How many outbox statements are held so. */
   const outboxStatementsWaiting = () => tableLocks('webhook_deliveries', 'RowExclusiveLock', false);
 
-  it('should store a batch and its outbox in one transaction: BEGIN, the insert, one outbox statement, COMMIT', async () => {
-    const query = jest.spyOn(Client.prototype, 'query');
-    const statements = () =>
-      query.mock.calls.map(([config]) => (typeof config === 'string' ? config : (config as { text: string }).text));
-    const batch = (first: number) =>
-      Promise.all([0, 1, 2, 3, 4].map((i) => a.plants.create({ id: BigInt(first + i), name: `plant ${first + i}` })));
-    const transaction = [
-      'BEGIN',
-      expect.stringMatching(/^\s*INSERT INTO "plants"/),
-      expect.stringMatching(/^\s*WITH outbox_endpoints AS/),
-      'COMMIT',
-    ];
+  /** The text of each statement the pools' clients sent since `query` was last cleared. */
+  const sent = (query: jest.SpyInstance) =>
+    query.mock.calls.map(([config]) => (typeof config === 'string' ? config : (config as { text: string }).text));
+  const batchOf = (first: number, count = 5) =>
+    Promise.all(
+      Array.from({ length: count }, (_, i) => a.plants.create({ id: BigInt(first + i), name: `plant ${first + i}` })),
+    );
+  const oneStatement = expect.stringMatching(
+    /^WITH insert_once_written AS \(\s*INSERT INTO "plants".*outbox_endpoints AS/s,
+  );
+  const plantIds = async () =>
+    (await schema.admin(`SELECT id FROM ${schema.name}.plants ORDER BY id`)).rows.map((row) => String(row.id));
 
-    await batch(1);
-    expect(statements()).toEqual(transaction);
+  it('should store a batch of new plants and its outbox as one autocommitted statement, one message and delivery each', async () => {
+    const query = jest.spyOn(Client.prototype, 'query');
+    await expect(batchOf(1)).resolves.toEqual(Array(5).fill({ created: true }));
+    expect(sent(query)).toEqual([oneStatement]);
     await endpoint(b, 'http://127.0.0.1:1/a');
     query.mockClear();
-    await batch(11);
-    expect(statements()).toEqual(transaction);
+    await expect(batchOf(11)).resolves.toEqual(Array(5).fill({ created: true }));
+    expect(sent(query)).toEqual([oneStatement]);
     expect((await outbox()).map(([, endpoints]) => (endpoints as string[]).length)).toEqual([1, 1, 1, 1, 1]);
+    expect(a.wakes).toBe(1);
+  });
+
+  it('should store a batch with a stored id in a transaction after the one statement stored nothing: each answered, one event for the new plant', async () => {
+    const endpointId = await endpoint(b, 'http://127.0.0.1:1/a');
+    await Promise.all([a.plants.create({ id: 1n, name: 'Fern' }), a.plants.create({ id: 2n, name: 'Moss' })]);
+    const query = jest.spyOn(Client.prototype, 'query');
+    const results = await Promise.allSettled([
+      a.plants.create({ id: 3n, name: 'Ivy' }), // new
+      a.plants.create({ id: 1n, name: 'Fern' }), // replay
+      a.plants.create({ id: 2n, name: 'Palm' }), // conflict
+    ]);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value.created : 'rejected'))).toEqual([
+      true,
+      false,
+      'rejected',
+    ]);
+    expect(sent(query)).toEqual([
+      oneStatement,
+      'BEGIN',
+      expect.stringMatching(/^\s*INSERT INTO "plants"/),
+      expect.stringMatching(/^SELECT .* FROM "plants"/),
+      expect.stringMatching(/^\s*WITH outbox_endpoints AS/),
+      'COMMIT',
+    ]);
+    expect(await outbox()).toEqual([
+      ['{"id":1,"name":"Fern"}', [endpointId]],
+      ['{"id":2,"name":"Moss"}', [endpointId]],
+      ['{"id":3,"name":"Ivy"}', [endpointId]],
+    ]);
+  });
+
+  it('should store a batch that names an id twice in a transaction at once, not try it as one statement', async () => {
+    const query = jest.spyOn(Client.prototype, 'query');
+    await Promise.all([a.plants.create({ id: 1n, name: 'Fern' }), a.plants.create({ id: 1n, name: 'Fern' })]);
+    expect(sent(query)[0]).toBe('BEGIN');
+  });
+
+  describe('writeInOneStatement', () => {
+    const insert = (ids: number[]) =>
+      CompiledQuery.raw(
+        "INSERT INTO plants (id, name) SELECT id, 'p' || id FROM unnest($1::bigint[]) AS t (id) ON CONFLICT (id) DO NOTHING RETURNING id",
+        [ids],
+      );
+    const plantsCreated = () => new OutboxWriter(a.outbox, () => a.wakes++, PLANT_CREATED);
+    const items = (ids: number[]) => ids.map((id) => ({ id: BigInt(id), name: `p${id}` }));
+
+    it('should leave no plant, message or delivery behind when its guard fails (a row was there), and answer false', async () => {
+      await endpoint(b, 'http://127.0.0.1:1/a');
+      await a.plants.create({ id: 2n, name: 'p2' });
+      const before = await outbox();
+      const connections = a.database.pool.totalCount;
+      const written = a.database.writeInOneStatement('store plants', insert([1, 2, 3]), 3, (tx) =>
+        plantsCreated().publish(tx, items([1, 2, 3])),
+      );
+      await expect(written).resolves.toBe(false);
+      expect(a.database.pool.totalCount).toBe(connections); // its connection kept for the next batch
+      expect(await plantIds()).toEqual(['2']);
+      expect(await outbox()).toEqual(before);
+      expect(a.wakes).toBe(1); // the create of 2 only
+    });
+
+    it('should store the rows and their events when every row is new, and run the callbacks after', async () => {
+      await endpoint(b, 'http://127.0.0.1:1/a');
+      const written = a.database.writeInOneStatement('store plants', insert([4, 5]), 2, (tx) =>
+        plantsCreated().publish(tx, items([4, 5])),
+      );
+      await expect(written).resolves.toBe(true);
+      expect(await plantIds()).toEqual(['4', '5']);
+      expect((await outbox()).map(([payload]) => payload)).toEqual(['{"id":4,"name":"p4"}', '{"id":5,"name":"p5"}']);
+      expect(a.wakes).toBe(1);
+    });
+
+    it('should write nothing and answer false when publish asks for two statements at once', async () => {
+      const written = a.database.writeInOneStatement('store plants', insert([6]), 1, async (tx) => {
+        await Promise.all([tx.execute(CompiledQuery.raw('SELECT 1')), tx.execute(CompiledQuery.raw('SELECT 2'))]);
+      });
+      await expect(written).resolves.toBe(false);
+      expect(await plantIds()).toEqual([]);
+    });
+
+    it('should store the rows alone when publish writes nothing', async () => {
+      const written = a.database.writeInOneStatement('store plants', insert([7]), 1, () => Promise.resolve());
+      await expect(written).resolves.toBe(true);
+      expect(await plantIds()).toEqual(['7']);
+    });
   });
 
   it('should write no message or delivery while no endpoint is enabled, and wake nothing', async () => {

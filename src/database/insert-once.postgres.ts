@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { passContext } from '../tracing/trace-context';
 import { Inserted, Keyed, Outcome, Removal, StoredRow, TableOnStore, Write } from './insert-once-table';
 import { Columns } from './columns';
+import { PostgresDatabase } from './postgres-database';
 import { fixedText } from './prepared-query';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
@@ -14,8 +15,9 @@ const columnList = (names: readonly string[]) => sql.join(names.map((column) => 
 const MAX_VANISHED_ROUNDS = 10;
 
 /**
- * PostgreSQL: the batch's creates in one transaction (`BEGIN`, one insert for all, the read of those
- * already stored, their events, `COMMIT`) and its deletes in another, at once, each write resolved on
+ * PostgreSQL: the batch's creates in one statement with their events when all are new, else in one
+ * transaction (`BEGIN`, one insert for all, the read of those already stored, their events, `COMMIT`),
+ * and its deletes in a transaction, at once, each write resolved on
  * its own. A failure is handled per transaction: a lost connection is retried once for creates (the
  * insert is idempotent), never for deletes (a retry of one that committed would say "not found"); a
  * timeout is not (the server took the batch, a retry would wait as long again); any other failure splits
@@ -52,19 +54,36 @@ async function inHalves<Item, Result>(
   }
 }
 
-/** The creates in one transaction with the events of the rows it stored; tried once more after a lost connection. */
+/**
+ * The creates with the events of the rows they stored; tried once more after a lost connection. With
+ * events and distinct ids, first as one statement (`writeInOneStatement`), which stores the batch only
+ * if every row is new; else, or when some row was there already, in a transaction that reads what is
+ * stored.
+ */
 async function createOnce<C extends Columns, Value extends Keyed>(
   on: TableOnStore<C, Value>,
   values: readonly Value[],
 ): Promise<Outcome<Value>[]> {
-  const store = () =>
-    on.database.transaction(`store ${on.table.what}`, async (tx) => {
+  const { database, table } = on;
+  const { created: events } = table;
+  // An id twice in the batch (a client's retry within one turn) is never all new: straight to the transaction.
+  const inOneStatement = async () =>
+    events !== undefined &&
+    database instanceof PostgresDatabase &&
+    new Set(values.map((value) => value.id)).size === values.length &&
+    database.writeInOneStatement(`store ${table.what}`, insertStatement(on, values), values.length, (tx) =>
+      events.publish(tx, values),
+    );
+  const inTransaction = () =>
+    database.transaction(`store ${table.what}`, async (tx) => {
       const outcomes = await insertOrCompare(on, tx, values);
       // The values as they came (not rebuilt from the rows): each carries its request's trace context.
       const created = values.filter((_value, i) => (outcomes[i] as Inserted<Value>).created === true);
-      if (created.length > 0) await on.table.created?.publish(tx, created);
+      if (created.length > 0) await events?.publish(tx, created);
       return outcomes;
     });
+  const store = async (): Promise<Outcome<Value>[]> =>
+    (await inOneStatement()) ? values.map((value) => ({ value, created: true })) : inTransaction();
   return store().catch((error: unknown) => {
     if (!(error instanceof StorageUnavailableError) || error instanceof StorageTimeoutError) throw error;
     return store();
@@ -113,16 +132,24 @@ async function insertOrCompare<C extends Columns, Value extends Keyed>(
   return results.map((result) => result ?? retried.shift()!);
 }
 
-/**
- * `INSERT … SELECT FROM unnest(…)` (an array per column). Rows go in id order, so two batches with ids
- * in common lock them in the same order and cannot deadlock. Its text is fixed (the values are
- * arrays): `fixedText`, a prepared statement parsed and planned once per connection.
- */
+/** The batch's insert (`insertStatement`) in `tx`: the rows it stored. */
 async function insertBatch<C extends Columns, Value extends Keyed>(
-  { database, table, columns }: TableOnStore<C, Value>,
+  on: TableOnStore<C, Value>,
   tx: Transaction,
   values: readonly Value[],
 ): Promise<StoredRow[]> {
+  return (await tx.execute(insertStatement(on, values))).rows;
+}
+
+/**
+ * `INSERT … SELECT FROM unnest(…)` (an array per column), returning the rows it stored. Rows go in id
+ * order, so two batches with ids in common lock them in the same order and cannot deadlock. Its text is
+ * fixed (the values are arrays): `fixedText`, a prepared statement parsed and planned once per connection.
+ */
+function insertStatement<C extends Columns, Value extends Keyed>(
+  { database, table, columns }: TableOnStore<C, Value>,
+  values: readonly Value[],
+): CompiledQuery<StoredRow> {
   const list = columnList(columns.names);
   const rows = values.map(table.toRow);
   const arrays = columns.names.map((column) => {
@@ -136,7 +163,7 @@ async function insertBatch<C extends Columns, Value extends Keyed>(
       ORDER BY id, position
       ON CONFLICT (id) DO NOTHING
       RETURNING ${list}`.compile(database.kysely);
-  return (await tx.execute(fixedText(statement))).rows;
+  return fixedText(statement);
 }
 
 /**

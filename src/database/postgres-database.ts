@@ -8,6 +8,7 @@ import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { NamedQuery, STATEMENT_NAME } from './prepared-query';
+import { FusedRow, fuseStatements, GUARD_FAILED } from './postgres-one-statement';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
@@ -173,6 +174,99 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     } catch (error) {
       failure = error as Error;
       throw isDriverError(error) ? this.translate(error, action) : error;
+    } finally {
+      client.off('error', onError);
+      client.release(failure);
+    }
+  }
+
+  /**
+   * `write` and what `publish` writes with `tx` as ONE autocommitted statement, for a write that must
+   * store `expectedRows` rows (`INSERT … ON CONFLICT DO NOTHING RETURNING …`) with its events: a round
+   * trip where `transaction` takes four (BEGIN, the write, the publish, COMMIT). `publish` gets a
+   * transaction that captures its one statement; its `execute` settles once the fused statement has run
+   * and its `afterCommit` callbacks run after that (autocommitted). It answers `false`, nothing written,
+   * when the write stored fewer rows (a guard in the statement rolls it all back: some row was there
+   * already, for the caller to resolve in a transaction) or `publish` runs statements at once; `true`
+   * once all is stored. `publish` must write with at most one statement, as the outbox does: the
+   * statement is committed when its result comes back, so a second one after that is refused, as an
+   * error of the write. The published statement is `[WITH …] SELECT …`; its rows come back through JSON
+   * (a bigint as a number, a timestamp as text).
+   */
+  async writeInOneStatement(
+    action: string,
+    write: CompiledQuery,
+    expectedRows: number,
+    publish: (tx: Transaction) => Promise<void>,
+  ): Promise<boolean> {
+    type Settle = { resolve: (result: StatementResult<never>) => void; reject: (error: unknown) => void };
+    let captured: { query: CompiledQuery; settle: Settle } | undefined;
+    let refused = false;
+    let onCapture = () => {};
+    const wasCaptured = new Promise<void>((resolve) => (onCapture = resolve));
+    const committed: (() => void)[] = [];
+    const tx: Transaction = {
+      execute: <Row>(query: CompiledQuery<Row>) => {
+        if (captured !== undefined) {
+          refused = true;
+          return Promise.reject(new Error(`${action}: its events take one statement when written with it`));
+        }
+        return new Promise<StatementResult<Row>>((resolve, reject) => {
+          captured = { query, settle: { resolve, reject } };
+          onCapture();
+        });
+      },
+      afterCommit: (callback) => void committed.push(callback),
+    };
+    const published = Promise.resolve().then(() => publish(tx));
+    const settled = published.then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    const publishFailed = await Promise.race([wasCaptured.then(() => undefined), settled]);
+    if (publishFailed !== undefined) throw publishFailed.error; // before it wrote anything
+    // `refused`: a second statement asked for at once (Promise.all), before the first has run.
+    const fused = refused ? undefined : fuseStatements(write, expectedRows, captured?.query);
+    const abandon = async (why: unknown) => {
+      captured?.settle.reject(why);
+      await settled; // publish fails with `why`: handled here, not left unhandled
+    };
+    if (fused === undefined) {
+      await abandon(new Error(`${action}: its events are not one statement`));
+      return false;
+    }
+    let rows: FusedRow[];
+    try {
+      rows = await this.runKeepingOnGuard(fused);
+    } catch (error) {
+      await abandon(error);
+      if ((error as { code?: unknown }).code === GUARD_FAILED) return false;
+      throw this.translate(error, action);
+    }
+    const result = rows[0].published ?? [];
+    captured?.settle.resolve({ rows: result as never[], affectedRows: result.length });
+    const outcome = await settled;
+    runAfterCommit(committed, this.logger);
+    if (outcome !== undefined) throw outcome.error; // committed, but publish failed after its statement
+    return true;
+  }
+
+  /**
+   * `query` on a connection of the pool, given back for reuse when it fails on its guard (the server
+   * rolled the statement back, the connection is sound; `pool.query` would close it, and each replay
+   * would then open a new one), destroyed on any other failure.
+   */
+  private async runKeepingOnGuard<Row>(query: CompiledQuery<Row>): Promise<Row[]> {
+    const client = await this.pool.connect();
+    let failure: Error | undefined;
+    // A connection that breaks while checked out emits 'error' (see `transaction`).
+    const onError = (error: Error) => (failure ??= error);
+    client.on('error', onError);
+    try {
+      return (await this.run(client, query)).rows;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== GUARD_FAILED) failure ??= error as Error;
+      throw error;
     } finally {
       client.off('error', onError);
       client.release(failure);
