@@ -225,12 +225,18 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     );
     const publishFailed = await Promise.race([wasCaptured.then(() => undefined), settled]);
     if (publishFailed !== undefined) throw publishFailed.error; // before it wrote anything
-    // `refused`: a second statement asked for at once (Promise.all), before the first has run.
-    const fused = refused ? undefined : fuseStatements(write, expectedRows, captured?.query);
     const abandon = async (why: unknown) => {
       captured?.settle.reject(why);
       await settled; // publish fails with `why`: handled here, not left unhandled
     };
+    // `refused`: a second statement asked for at once (Promise.all), before the first has run.
+    let fused: CompiledQuery<FusedRow> | undefined;
+    try {
+      fused = refused ? undefined : fuseStatements(write, expectedRows, captured?.query);
+    } catch (error) {
+      await abandon(error);
+      throw error;
+    }
     if (fused === undefined) {
       await abandon(new Error(`${action}: its events are not one statement`));
       return false;

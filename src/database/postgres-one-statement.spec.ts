@@ -19,7 +19,13 @@ describe('fuseStatements', () => {
         '(SELECT json_agg(t) FROM (SELECT count(*) AS n FROM b WHERE $3) t) AS published',
     );
     expect(fused.parameters).toEqual([[1, 2], 'x', true, 2]);
-    expect((fused as { [STATEMENT_NAME]?: string })[STATEMENT_NAME]).toMatch(/^WITH-/);
+    // Named for its write, so its trace span reads `pg.query:INSERT-…`.
+    expect((fused as { [STATEMENT_NAME]?: string })[STATEMENT_NAME]).toMatch(/^INSERT-/);
+  });
+
+  it('should renumber a placeholder, never a `$` inside an unquoted name', () => {
+    const published = CompiledQuery.raw('SELECT a$1, $1 FROM m', ['x']);
+    expect(fuseStatements(write, 1, published)?.sql).toContain('FROM (SELECT a$1, $2 FROM m) t');
   });
 
   it('should fuse the write alone when nothing is published', () => {

@@ -83,7 +83,8 @@ function maskQuoted(sql: string): string | undefined {
 function renumber(sql: string, masked: string, offset: number): string {
   let out = '';
   let from = 0;
-  for (const match of masked.matchAll(/\$(\d+)/g)) {
+  // Not a `$` inside an unquoted name (`a$1`): PostgreSQL takes `$` there as a letter.
+  for (const match of masked.matchAll(/(?<![\w$])\$(\d+)/g)) {
     out += `${sql.slice(from, match.index)}$${Number(match[1]) + offset}`;
     from = match.index + match[0].length;
   }

@@ -62,4 +62,9 @@ describe('statement names', () => {
     const plain = db.selectFrom('things').select('id').compile() as NamedQuery<unknown>;
     expect(plain[STATEMENT_NAME]).toBeUndefined();
   });
+
+  it('should name a statement that opens with a data-modifying CTE for that command, and any other for its first', () => {
+    expect(statementName('WITH w AS (INSERT INTO t VALUES (1) RETURNING id) SELECT 1')).toMatch(/^INSERT-/);
+    expect(statementName('WITH e AS (SELECT 1), m AS (INSERT INTO m SELECT 1) SELECT 1')).toMatch(/^WITH-/);
+  });
 });

@@ -15,10 +15,13 @@ export type NamedQuery<Row> = CompiledQuery<Row> & { readonly [STATEMENT_NAME]?:
 
 /**
  * A stable name for `sql`: its command, then a short hash of the text, so one text has one name on
- * every instance. The command first keeps pg's trace spans, named after it, readable (`pg.query:SELECT-…`).
+ * every instance. The command first keeps pg's trace spans, named after it, readable (`pg.query:SELECT-…`);
+ * a statement that opens with a data-modifying CTE is named for that (a create with its events: `INSERT`).
  */
 export function statementName(sql: string): string {
-  const command = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
+  const command =
+    (/^\s*WITH\s+\w+\s+AS\s+\(\s*(INSERT|UPDATE|DELETE)\b/i.exec(sql) ??
+      /^\s*([A-Za-z]+)/.exec(sql))?.[1]?.toUpperCase() ?? 'SQL';
   return `${command}-${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
 }
 
