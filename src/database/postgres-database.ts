@@ -8,7 +8,7 @@ import { inNameOrder, Migration } from './migration';
 import { appliedMigrationsQuery, checkMigrated, migrate, MigrationStore } from './migrator';
 import { isQueryTimeout, isUnavailable } from './postgres-errors';
 import { NamedQuery, STATEMENT_NAME } from './prepared-query';
-import { FusedRow, fuseStatements, GUARD_FAILED } from './postgres-one-statement';
+import { FusedRow, fuseStatements, isGuardFailure } from './postgres-one-statement';
 import { StorageTimeoutError } from './storage-timeout.error';
 import { StorageUnavailableError } from './storage-unavailable.error';
 import { StorageError } from './storage.error';
@@ -246,7 +246,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
       rows = await this.runKeepingOnGuard(fused);
     } catch (error) {
       await abandon(error);
-      if ((error as { code?: unknown }).code === GUARD_FAILED) return false;
+      if (isGuardFailure(error)) return false;
       throw this.translate(error, action);
     }
     const result = rows[0].published ?? [];
@@ -271,7 +271,7 @@ export class PostgresDatabase extends Database implements OnModuleInit, OnApplic
     try {
       return (await this.run(client, query)).rows;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== GUARD_FAILED) failure ??= error as Error;
+      if (!isGuardFailure(error)) failure ??= error as Error;
       throw error;
     } finally {
       client.off('error', onError);

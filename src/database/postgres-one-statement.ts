@@ -2,7 +2,12 @@ import { CompiledQuery } from 'kysely';
 import { fixedText } from './prepared-query';
 
 /** The SQLSTATE of the guard that fails a fused statement whose write did not store every row. */
-export const GUARD_FAILED = '22012'; // division_by_zero
+const GUARD_FAILED = '22012'; // division_by_zero
+
+/** True when a fused statement failed on its guard alone: rolled back whole, its connection sound. */
+export function isGuardFailure(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === GUARD_FAILED;
+}
 
 /** The fused statement's one row: the guard, and the published statement's rows as JSON. */
 export type FusedRow = { guard: number; published: Record<string, unknown>[] | null };
